@@ -1,0 +1,137 @@
+"""Karty's rules engine: Prší (P1–P16), Penki (R1–R19) and the ratings math.
+
+Pure: no I/O, no clock, randomness only from a seed kept in the state. The same
+API serves both games; every function dispatches on ``state.game``:
+
+* :func:`new_game` — a fresh game (match) from players, dealer and a seed or decks.
+* :func:`apply` — ``(state, seat, action)`` → :class:`Outcome` (new state + public
+  events) or raises :class:`~engine.errors.Rejected`; the input state is never changed.
+* :func:`legal_actions` — the turn actions ``seat`` may take now (callouts excluded:
+  offering them would hint at a blunder or an owed declaration, S3).
+* :func:`view` — what one seat (or a spectator, ``None``) may see, JSON-ready.
+* :func:`observer` — the all-seeing state of conformance/FORMAT.md.
+* :func:`computer_action` — the computer player's choice for ``seat`` or ``None``.
+* :func:`awaiting` — seats the game is waiting for (turn timer, notifications).
+* :func:`dump` / :func:`load` — exact JSON round trip with a ``schema`` version.
+
+Actions are dicts in the replay notation without ``p``: ``{"a": "play", "card":
+"Qh", "suit": "s"}``, ``{"a": "draw"}``, ``{"a": "place", "to": "b"}`` …
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any
+
+from engine.errors import REASONS, Rejected
+
+__all__ = [
+    "GAMES",
+    "REASONS",
+    "Outcome",
+    "Rejected",
+    "apply",
+    "awaiting",
+    "computer_action",
+    "dump",
+    "legal_actions",
+    "load",
+    "new_game",
+    "observer",
+    "view",
+]
+
+GAMES: tuple[str, ...] = ("prsi", "penki")
+
+
+def rules(game: str) -> ModuleType:
+    """The rules module of ``game`` (``"prsi"`` or ``"penki"``); ``KeyError`` otherwise."""
+    if game not in GAMES:
+        raise KeyError(game)
+    return importlib.import_module(f"engine.{game}")
+
+
+def _mod(state: Any) -> ModuleType:
+    return rules(state.game)
+
+
+def new_game(
+    game: str,
+    players: list[str],
+    *,
+    dealer: str | None = None,
+    seed: int | None = None,
+    decks: list[list[str]] | None = None,
+) -> Any:
+    """Start a match of Prší or a game of Penki.
+
+    ``players``: seat ids clockwise (Prší 2–5, Penki 2–6). ``dealer``: who deals
+    first (default the last seat). Give ``seed`` (int, the deal is the engine's) or
+    ``decks`` (full packs, top card first: one per Prší round, one for Penki).
+    Raises ``ValueError`` for a bad player count, an unknown dealer or a bad deck.
+    """
+    return rules(game).new_game(players, dealer=dealer, seed=seed, decks=decks)
+
+
+def apply(state: Any, seat: str, action: Mapping[str, Any]) -> Any:
+    """Apply ``action`` by ``seat``; returns an ``Outcome(state, events)``.
+
+    Raises :class:`Rejected` (reason codes of FORMAT.md) and leaves ``state`` as it was.
+    """
+    return _mod(state).apply(state, seat, action)
+
+
+def legal_actions(state: Any, seat: str) -> list[dict[str, Any]]:
+    """Turn actions ``seat`` may take now, as action dicts (callouts not listed)."""
+    return _mod(state).legal_actions(state, seat)
+
+
+def view(state: Any, seat: str | None) -> dict[str, Any]:
+    """What ``seat`` may see (``None``: a spectator). Never the stock order or stumps (S3)."""
+    return _mod(state).view(state, seat)
+
+
+def observer(state: Any) -> dict[str, Any]:
+    """The whole state as FORMAT.md's all-seeing observer sees it."""
+    return _mod(state).observer(state)
+
+
+def computer_action(state: Any, seat: str) -> dict[str, Any] | None:
+    """The computer player's action for ``seat`` now, or ``None`` when it has nothing to do."""
+    return _mod(state).computer_action(state, seat)
+
+
+def awaiting(state: Any) -> list[str]:
+    """Seats whose action the game waits for now (the player to move, penalty givers)."""
+    return _mod(state).awaiting(state)
+
+
+def dump(state: Any) -> dict[str, Any]:
+    """JSON-ready dict of ``state`` (with ``schema`` and ``game``); :func:`load` inverts it."""
+    return _mod(state).dump(state)
+
+
+def load(data: Mapping[str, Any]) -> Any:
+    """Rebuild a state from :func:`dump`'s output; ``ValueError`` on an unknown schema."""
+    return rules(data["game"]).load(data)
+
+
+class Outcome:
+    """What :func:`apply` returns: ``state`` (the new state) and ``events``.
+
+    ``events`` is a list of public dicts (safe for every seat to see), e.g.
+    ``{"seat": "a", "a": "play", "card": "7h"}``, ``{"seat": "b", "a": "draw", "n": 2}``,
+    ``{"a": "round_end", "round": 1, "round_points": {...}}``.
+    """
+
+    __slots__ = ("events", "state")
+
+    def __init__(self, state: Any, events: list[dict[str, Any]]) -> None:
+        self.state = state
+        self.events = events
+
+    def __iter__(self):  # allows ``state, events = apply(...)``
+        yield self.state
+        yield self.events
