@@ -16,6 +16,7 @@ test: system-deps install redis
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 bench: install
+	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) -m benchmarks
 
 lint: install

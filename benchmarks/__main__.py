@@ -1,0 +1,166 @@
+"""``python -m benchmarks`` (``make bench``): print a table, write test-output/bench.json.
+
+Exits 1 when Prší's random playouts are slower than 2× RLCard's UNO (the target)
+or when that comparison could not be made; ``--quick`` shortens every budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import sys
+import traceback
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from benchmarks import memory, playouts, store_latency
+
+PLAYERS = ["a", "b", "c"]
+SECTIONS = ("engine", "penki", "play_out", "store", "memory")
+
+
+def _guard(fn, *args, **kwargs) -> dict[str, Any]:
+    """Run one measure; an exception becomes ``{"error": ...}`` so the other sections still run."""
+    try:
+        return fn(*args, **kwargs)
+    except ImportError as exc:
+        return {"skipped": f"{exc.name or exc}: not installed / not landed"}
+    except Exception as exc:
+        traceback.print_exc(file=sys.stderr)
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+async def _store(url: str, actions: int) -> dict[str, Any]:
+    try:
+        return await store_latency.measure(url, actions)
+    except ImportError as exc:
+        return {"skipped": f"{exc.name or exc}: not installed / not landed"}
+    except Exception as exc:
+        traceback.print_exc(file=sys.stderr)
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    budget = args.seconds
+    out: dict[str, Any] = {
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
+        "players": len(PLAYERS),
+    }
+    only = set(args.only or SECTIONS)
+    if "engine" in only:
+        prsi = _guard(playouts.timed, _guard_factory(playouts.engine_random_playout, "prsi", PLAYERS), budget)
+        uno = _guard(playouts.timed, _guard_factory(playouts.uno_random_playout, len(PLAYERS)), budget)
+        ratio = None
+        if "actions_per_s" in prsi and "actions_per_s" in uno:
+            ratio = round(prsi["actions_per_s"] / uno["actions_per_s"], 2)
+        out["engine"] = {"prsi_random": prsi, "uno_random": uno, "ratio": ratio,
+                         "target": playouts.PRSI_VS_UNO_TARGET,
+                         "ok": ratio is not None and ratio >= playouts.PRSI_VS_UNO_TARGET}
+    if "penki" in only:
+        out["penki"] = {"penki_random": _guard(
+            playouts.timed, _guard_factory(playouts.engine_random_playout, "penki", PLAYERS), budget)}
+    if "play_out" in only:
+        out["play_out"] = {
+            game: _guard(playouts.timed, _guard_factory(playouts.computer_play_out, game, PLAYERS), budget)
+            for game in ("prsi", "penki")
+        }
+    if "store" in only:
+        out["store"] = asyncio.run(_store(args.redis_url, args.store_actions))
+    if "memory" in only:
+        out["memory"] = {game: _guard(memory.measure, game, PLAYERS, args.live_states)
+                         for game in ("prsi", "penki")}
+    return out
+
+
+def _guard_factory(factory, *args):
+    """Build a ``play(seed)``; on ImportError return a function that re-raises it inside ``timed``."""
+    try:
+        return factory(*args)
+    except ImportError as exc:
+        err = exc
+
+        def missing(_seed: int) -> tuple[int, bool]:
+            raise err
+
+        return missing
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.2f}" if value < 100 else f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def table(results: dict[str, Any]) -> str:
+    """The results as an aligned text table (section, measure, figures)."""
+    rows: list[tuple[str, str, str]] = []
+
+    def add(section: str, name: str, data: dict[str, Any], keys: tuple[str, ...]) -> None:
+        if "skipped" in data or "error" in data:
+            rows.append((section, name, data.get("skipped") or data.get("error")))
+            return
+        rows.append((section, name, ", ".join(f"{k} {_fmt(data[k])}" for k in keys if k in data)))
+
+    speed = ("actions_per_s", "matches_per_s", "actions_per_game", "games", "cut_off")
+    if "engine" in results:
+        eng = results["engine"]
+        add("engine", "Prší random, 3 players", eng["prsi_random"], speed)
+        add("engine", "UNO (RLCard) random, 3 players", eng["uno_random"], speed)
+        verdict = "n/a" if eng["ratio"] is None else (
+            f"{eng['ratio']}× ({'meets' if eng['ok'] else 'MISSES'} target ≥ {eng['target']}×)")
+        rows.append(("engine", "Prší / UNO actions/s", verdict))
+    if "penki" in results:
+        add("engine", "Penki random, 3 players", results["penki"]["penki_random"], speed)
+    for game, data in results.get("play_out", {}).items():
+        add("play_out", f"{game} computer vs computer", data, speed)
+    if "store" in results:
+        add("store", "store.apply round trip", results["store"],
+            ("p50_ms", "p99_ms", "mean_ms", "max_ms", "actions", "tables"))
+    for game, data in results.get("memory", {}).items():
+        add("memory", f"{game} state", data,
+            ("dump_bytes_after_0", "dump_bytes_after_20", "dump_bytes_after_60",
+             "live_bytes", "peak_bytes", "bytes_per_state"))
+    w0 = max(len(r[0]) for r in rows)
+    w1 = max(len(r[1]) for r in rows)
+    lines = [f"{'section':<{w0}}  {'measure':<{w1}}  figures", f"{'-' * w0}  {'-' * w1}  {'-' * 40}"]
+    lines += [f"{a:<{w0}}  {b:<{w1}}  {c}" for a, b, c in rows]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--seconds", type=float, default=3.0, help="time budget per speed measure (default 3)")
+    parser.add_argument("--quick", action="store_true", help="short budgets (0.5 s, 100 store actions, 200 states)")
+    parser.add_argument("--only", nargs="+", choices=SECTIONS, help="run only these sections")
+    parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    parser.add_argument("--store-actions", type=int, default=store_latency.ACTIONS)
+    parser.add_argument("--live-states", type=int, default=memory.LIVE_STATES)
+    parser.add_argument("--out", default="test-output/bench.json", help="results JSON (default %(default)s)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.seconds, args.store_actions, args.live_states = 0.5, 100, 200
+    results = run(args)
+    print(table(results))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"\nwritten {out}")
+    if "engine" in results and not results["engine"]["ok"]:
+        eng = results["engine"]
+        why = (f"Prší is {eng['ratio']}× UNO, below the {eng['target']}× target" if eng["ratio"] is not None
+               else "the Prší/UNO comparison could not run (pip install -e '.[bench]'; engine landed?)")
+        print(f"FAIL: {why}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""Random legal playouts, actions/s: Prší and Penki beside RLCard's UNO.
+
+Each measure plays whole games from consecutive seeds until its time budget is
+spent, choosing uniformly with a seeded ``random.Random`` among the legal actions
+of the seat the game waits for. UNO is RLCard's pure-Python ``UnoGame``
+(``init_game``, ``get_legal_actions``, ``step``), the reference the Prší engine
+must beat by :data:`PRSI_VS_UNO_TARGET`.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+PRSI_VS_UNO_TARGET = 2.0
+MAX_ACTIONS = 20_000  # a random game longer than this is cut off (and counted)
+
+
+def timed(play: Callable[[int], tuple[int, bool]], budget_s: float, min_games: int = 3) -> dict[str, Any]:
+    """Run ``play(seed)`` for seeds 1, 2, … until ``budget_s`` has passed (at least ``min_games``).
+
+    ``play`` returns ``(actions, finished)``. Returns games, actions, seconds,
+    actions_per_s, matches_per_s and how many games hit :data:`MAX_ACTIONS`.
+    """
+    games = actions = cut = 0
+    seed = 0
+    start = time.perf_counter()
+    while True:
+        seed += 1
+        n, finished = play(seed)
+        games += 1
+        actions += n
+        cut += not finished
+        elapsed = time.perf_counter() - start
+        if elapsed >= budget_s and games >= min_games:
+            break
+    return {
+        "games": games,
+        "actions": actions,
+        "seconds": round(elapsed, 3),
+        "actions_per_s": round(actions / elapsed, 1),
+        "matches_per_s": round(games / elapsed, 2),
+        "actions_per_game": round(actions / games, 1),
+        "cut_off": cut,
+    }
+
+
+def engine_random_playout(game: str, players: list[str]) -> Callable[[int], tuple[int, bool]]:
+    """A ``play(seed)`` for :func:`timed`: one whole game of random legal actions."""
+    import engine
+
+    def play(seed: int) -> tuple[int, bool]:
+        rng = random.Random(seed)
+        state = engine.new_game(game, players, dealer=players[-1], seed=seed)
+        n = 0
+        while not state.over and n < MAX_ACTIONS:
+            waiting = engine.awaiting(state)
+            if not waiting:
+                raise RuntimeError(f"{game}: nobody awaited at action {n} (seed {seed})")
+            seat = waiting[0] if len(waiting) == 1 else rng.choice(waiting)
+            legal = engine.legal_actions(state, seat)
+            if not legal:
+                raise RuntimeError(f"{game}: {seat} awaited but has no legal action (seed {seed})")
+            state = engine.apply(state, seat, rng.choice(legal)).state
+            n += 1
+        return n, bool(state.over)
+
+    return play
+
+
+def uno_random_playout(num_players: int) -> Callable[[int], tuple[int, bool]]:
+    """RLCard's UNO with random legal actions; ``ImportError`` without rlcard."""
+    import numpy as np
+    from rlcard.games.uno.game import UnoGame
+
+    def play(seed: int) -> tuple[int, bool]:
+        rng = random.Random(seed)
+        game = UnoGame(num_players=num_players)
+        game.np_random = np.random.RandomState(seed)
+        game.init_game()
+        n = 0
+        while not game.is_over() and n < MAX_ACTIONS:
+            game.step(rng.choice(game.get_legal_actions()))
+            n += 1
+        return n, bool(game.is_over())
+
+    return play
+
+
+def computer_play_out(game: str, players: list[str]) -> Callable[[int], tuple[int, bool]]:
+    """``engine.__main__.play_out`` (computer vs computer, callouts first) as a ``play(seed)``."""
+    from engine.__main__ import play_out
+
+    def play(seed: int) -> tuple[int, bool]:
+        state, n = play_out(game, players, seed, max_actions=MAX_ACTIONS)
+        return n, bool(state.over)
+
+    return play
