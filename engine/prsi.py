@@ -1,0 +1,608 @@
+"""Prší, the Czech shedding game (RULES.md P1–P16).
+
+A match is 5 rounds (P2) of 2–5 players (P1) with the 32-card pack. Each round:
+deal 4 cards each, one at a time clockwise from the dealer's left; turn the next
+card up as the first discard; the rest is the stock (P3). The player to the
+dealer's left starts, and the first discard acts on them as if just played (P4).
+On a turn (P5): play a card of the suit in play or of the top card's rank, or a
+Queen naming a suit (P8), or draw one card. A 7 makes the next player answer
+with a 7 or draw 2 for every 7 of the chain (P6); an Ace makes them answer with
+an Ace or stand (P7). The stock is renewed from the discard pile, turned over
+without shuffling, as soon as it empties and whenever a card is to be drawn from
+it empty (P9); a debt that cannot be drawn is forgiven, and a player who can
+neither draw nor play passes (P10). The round ends when a player plays their
+last card; a last 7's debt is drawn at once by the next player (P11); everyone
+else scores the points of the cards left in hand (P12). After round 5 the lowest
+total wins, ties share a place (P13), and each player's balance is the sum of
+the differences to every opponent (P14; the ratings math is in
+:mod:`engine.ratings`).
+
+The state is a slotted dataclass treated as immutable: :func:`apply` copies it
+shallowly and replaces only the tuples and dicts that change, so it is cheap.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from engine import Outcome
+from engine.cards import PRSI_PACK, RANK_INDEX, SUITS
+from engine.errors import Rejected
+from engine.ratings import prsi_balances, shared_places
+
+SCHEMA = 1
+ROUNDS = 5  # P2
+HAND_SIZE = 4  # P3
+MIN_PLAYERS, MAX_PLAYERS = 2, 5  # P1
+LAST_EVENTS = 20  # CONTRACTS.md §1: ``last`` holds at most 20 events
+POINTS: dict[str, int] = {"7": 7, "8": 8, "9": 9, "10": 10, "J": 2, "Q": 20, "K": 4, "A": 11}  # P12
+
+PACK = frozenset(PRSI_PACK)
+ACTIONS = frozenset({"play", "draw", "stand", "pass"})
+_SUIT_SET = frozenset(SUITS)
+_SUIT_ORDER = {s: i for i, s in enumerate(SUITS)}
+
+
+@dataclass(slots=True)
+class PrsiState:
+    """A Prší match. Never changed in place once returned by this module.
+
+    Fields (seats are indices into ``players`` where noted):
+
+    * ``version`` — +1 per accepted action, 0 at the start.
+    * ``players`` — seat ids, clockwise. ``seed`` / ``decks`` — the deal source:
+      ``decks[k-1]`` (top card first) deals round k; rounds beyond the given decks,
+      and every round of a seeded match, use ``random.Random(f"{seed}:{k}")``.
+    * ``round`` (1–5), ``dealer`` (seat id).
+    * ``hands`` — one tuple per seat index, cards in the order received.
+    * ``stock`` — top card first; ``discard`` — bottom first, its last card is the top.
+    * ``suit`` — the suit in play; ``pending_draw`` — the 7 debt owed by ``to_move``
+      (P6); ``pending_skip`` — an active Ace faces ``to_move`` (P7).
+    * ``to_move`` — seat id, ``None`` once over.
+    * ``points`` — totals over finished rounds; ``round_points`` — the last finished
+      round's points or ``None``; ``history`` — ``({"round", "points"}, ...)``.
+    * ``over``, ``places``, ``balances`` — set when round 5 ends (P13, P14).
+    * ``last`` — the most recent public events, oldest first, at most 20.
+    """
+
+    game: ClassVar[str] = "prsi"
+
+    version: int
+    players: tuple[str, ...]
+    seed: int | None
+    decks: tuple[tuple[str, ...], ...] | None
+    round: int
+    dealer: str
+    hands: tuple[tuple[str, ...], ...]
+    stock: tuple[str, ...]
+    discard: tuple[str, ...]
+    suit: str
+    pending_draw: int
+    pending_skip: bool
+    to_move: str | None
+    points: dict[str, int]
+    round_points: dict[str, int] | None
+    history: tuple[dict[str, Any], ...]
+    over: bool
+    places: dict[str, int] | None
+    balances: dict[str, int] | None
+    last: tuple[dict[str, Any], ...]
+
+    @property
+    def top(self) -> str:
+        """The top card of the discard pile."""
+        return self.discard[-1]
+
+    def hand(self, seat: str) -> tuple[str, ...]:
+        """The cards ``seat`` holds."""
+        return self.hands[self.players.index(seat)]
+
+
+def _copy(s: PrsiState) -> PrsiState:
+    return PrsiState(
+        s.version, s.players, s.seed, s.decks, s.round, s.dealer, s.hands, s.stock, s.discard, s.suit,
+        s.pending_draw, s.pending_skip, s.to_move, s.points, s.round_points, s.history, s.over,
+        s.places, s.balances, s.last,
+    )
+
+
+# ---------------------------------------------------------------- setting up
+
+
+def _check_deck(deck: Any) -> tuple[str, ...]:
+    if not isinstance(deck, (list, tuple)) or len(deck) != len(PRSI_PACK) or set(deck) != PACK:
+        raise ValueError("a Prší deck is the 32 cards 7–A of h d c s, each once, top card first")
+    return tuple(deck)
+
+
+def _deck(s: PrsiState, rnd: int) -> tuple[str, ...]:
+    if s.decks is not None and rnd <= len(s.decks):
+        return s.decks[rnd - 1]
+    deck = list(PRSI_PACK)
+    random.Random(f"{s.seed}:{rnd}").shuffle(deck)
+    return tuple(deck)
+
+
+def new_game(
+    players: list[str],
+    *,
+    dealer: str | None = None,
+    seed: int | None = None,
+    decks: list[list[str]] | None = None,
+) -> PrsiState:
+    """A new match, round 1 dealt (P1–P4).
+
+    ``players``: 2–5 distinct seat ids, clockwise (P1). ``dealer``: who deals
+    round 1 (default the last seat). ``decks``: up to 5 full packs, top card first,
+    one per round; ``seed``: an int from which every round's deck not given is
+    shuffled (``random.Random(f"{seed}:{round}")``). One of them is required.
+    Raises ``ValueError`` on a bad player count, dealer, seed or deck.
+    """
+    players_t = tuple(players)
+    if not MIN_PLAYERS <= len(players_t) <= MAX_PLAYERS:
+        raise ValueError(f"Prší takes {MIN_PLAYERS}–{MAX_PLAYERS} players (P1)")
+    if len(set(players_t)) != len(players_t) or not all(isinstance(p, str) and p for p in players_t):
+        raise ValueError("players must be distinct non-empty seat ids")
+    if dealer is None:
+        dealer = players_t[-1]
+    if dealer not in players_t:
+        raise ValueError(f"dealer {dealer!r} is not a seat")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+        raise ValueError("seed must be an int")
+    decks_t = None
+    if decks is not None:
+        if not isinstance(decks, (list, tuple)) or not 1 <= len(decks) <= ROUNDS:
+            raise ValueError(f"give 1–{ROUNDS} decks, one per round")
+        decks_t = tuple(_check_deck(d) for d in decks)
+    elif seed is None:
+        raise ValueError("give a seed or decks")
+    zero = dict.fromkeys(players_t, 0)
+    s = PrsiState(0, players_t, seed, decks_t, 0, dealer, (), (), (), "h", 0, False, None, zero, None,
+                  (), False, None, None, ())
+    events: list[dict[str, Any]] = []
+    _deal(s, 1, dealer, events)
+    s.last = tuple(events)
+    return s
+
+
+def _deal(n: PrsiState, rnd: int, dealer: str, events: list[dict[str, Any]]) -> None:
+    """Deal round ``rnd`` into ``n`` (a fresh copy): P2, P3, and the opening card of P4."""
+    deck = _deck(n, rnd)
+    players = n.players
+    k = len(players)
+    d = players.index(dealer)
+    hands: list[list[str]] = [[] for _ in players]
+    dealt = HAND_SIZE * k
+    for j in range(dealt):
+        hands[(d + 1 + j) % k].append(deck[j])
+    top = deck[dealt]
+    n.round = rnd
+    n.dealer = dealer
+    n.hands = tuple(tuple(h) for h in hands)
+    n.discard = (top,)
+    n.stock = deck[dealt + 1:]
+    n.suit = top[-1]  # P4: an opening Q names nothing, its own suit is in play
+    r = top[:-1]
+    n.pending_draw = 2 if r == "7" else 0  # P4 + P6
+    n.pending_skip = r == "A"  # P4 + P7
+    n.to_move = players[(d + 1) % k]
+    events.append({"a": "deal", "round": rnd, "dealer": dealer})
+
+
+# ---------------------------------------------------------------- rules
+
+
+def _playable(s: PrsiState, card: str) -> bool:
+    """P5–P8: may ``card`` go on the discard pile now?"""
+    r = card[:-1]
+    if s.pending_draw:
+        return r == "7"  # P6: only a 7 answers a 7
+    if s.pending_skip:
+        return r == "A"  # P7: only an A answers an A
+    return r == "Q" or card[-1] == s.suit or r == s.discard[-1][:-1]  # P5, P8
+
+
+def _can_draw(s: PrsiState) -> bool:
+    """P10: is there a card to draw (the stock, or a discard pile to turn over)?"""
+    return bool(s.stock) or len(s.discard) > 1
+
+
+def _draw(n: PrsiState, i: int, count: int, events: list[dict[str, Any]]) -> None:
+    """Seat ``i`` draws ``count`` cards card by card into ``n`` (P9, P10).
+
+    The discard pile under its top is turned over, unshuffled (oldest card on top
+    of the new stock), when a card is to be drawn from an empty stock and as soon
+    as a draw empties the stock. Whatever cannot be drawn is forgiven. Events: a
+    ``draw`` for each run of cards between turnovers, ``turnover``, ``forgiven``.
+    """
+    seat = n.players[i]
+    stock, discard = n.stock, n.discard
+    hand = list(n.hands[i])
+    drawn = chunk = 0
+    while drawn < count:
+        if not stock:
+            if len(discard) <= 1:
+                break
+            stock, discard = discard[:-1], discard[-1:]
+            events.append({"a": "turnover", "n": len(stock)})
+        take = min(count - drawn, len(stock))
+        hand.extend(stock[:take])
+        stock = stock[take:]
+        drawn += take
+        chunk += take
+        if not stock and len(discard) > 1:  # P9: the draw emptied the stock
+            events.append({"a": "draw", "seat": seat, "n": chunk})
+            chunk = 0
+            stock, discard = discard[:-1], discard[-1:]
+            events.append({"a": "turnover", "n": len(stock)})
+    if chunk:
+        events.append({"a": "draw", "seat": seat, "n": chunk})
+    if drawn < count:
+        events.append({"a": "forgiven", "seat": seat, "n": count - drawn})
+    hands = list(n.hands)
+    hands[i] = tuple(hand)
+    n.hands = tuple(hands)
+    n.stock, n.discard = stock, discard
+
+
+def _end_round(n: PrsiState, winner: str, events: list[dict[str, Any]]) -> None:
+    """P11–P14: score the round into ``n``; deal the next one or end the match."""
+    rp = {p: sum(POINTS[c[:-1]] for c in h) for p, h in zip(n.players, n.hands, strict=True)}
+    totals = {p: n.points[p] + rp[p] for p in n.players}
+    n.round_points = rp
+    n.points = totals
+    n.history = (*n.history, {"round": n.round, "points": dict(rp)})
+    n.pending_draw = 0
+    n.pending_skip = False
+    events.append({"a": "round_end", "round": n.round, "round_points": dict(rp), "points": dict(totals),
+                   "winner": winner})
+    if n.round < ROUNDS:
+        players = n.players
+        _deal(n, n.round + 1, players[(players.index(n.dealer) + 1) % len(players)], events)  # P2
+        return
+    n.over = True
+    n.to_move = None
+    n.places = shared_places(totals, lower_is_better=True)  # P13
+    n.balances = prsi_balances(totals)  # P14
+    events.append({"a": "match_end", "places": dict(n.places), "balances": dict(n.balances),
+                   "points": dict(totals)})
+
+
+def _parse(s: PrsiState, seat: str, action: Any) -> tuple[str, str | None, str | None]:
+    """FORMAT.md reason 1 (``bad_action``): returns ``(a, card, suit)``."""
+    if not isinstance(action, Mapping):
+        raise Rejected("bad_action", "an action is a dict")
+    a = action.get("a")
+    if a not in ACTIONS:
+        raise Rejected("bad_action", f"unknown Prší action {a!r}")
+    if seat not in s.players:
+        raise Rejected("bad_action", f"unknown seat {seat!r}")
+    if a != "play":
+        return a, None, None
+    card = action.get("card")
+    if card not in PACK:
+        raise Rejected("bad_action", f"{card!r} is not a card of the Prší pack")
+    if card[:-1] != "Q":
+        return a, card, None
+    if s.hands[s.players.index(seat)] == (card,):
+        return a, card, None  # P8: a last Queen names nothing
+    suit = action.get("suit")
+    if suit not in _SUIT_SET:
+        raise Rejected("bad_action", "a Queen that is not the last card needs a suit: h, d, c or s")
+    return a, card, suit
+
+
+def apply(state: PrsiState, seat: str, action: Mapping[str, Any]) -> Outcome:
+    """Apply ``action`` (``play{card,suit?}``, ``draw``, ``stand``, ``pass``) by ``seat``.
+
+    Returns ``Outcome(new_state, events)``; raises :class:`Rejected` with the first
+    FORMAT.md reason that applies (``bad_action``, ``game_over``, ``not_your_turn``,
+    ``not_in_hand``, ``illegal``). ``state`` is never changed.
+    """
+    a, card, suit = _parse(state, seat, action)
+    if state.over:
+        raise Rejected("game_over", "the match has ended")
+    if seat != state.to_move:
+        raise Rejected("not_your_turn", f"it is {state.to_move}'s turn")
+    players = state.players
+    i = players.index(seat)
+    hand = state.hands[i]
+    events: list[dict[str, Any]] = []
+    if a == "play":
+        assert card is not None
+        if card not in hand:
+            raise Rejected("not_in_hand", f"{seat} does not hold {card}")
+        if not _playable(state, card):
+            raise Rejected("illegal", _why_not(state, card))
+        n = _copy(state)
+        _play(n, i, card, suit, events)
+    elif a == "draw":
+        if state.pending_skip:
+            raise Rejected("illegal", "an Ace is pending: answer with an Ace or stand (P7)")
+        if state.pending_draw:
+            n = _copy(state)
+            _draw(n, i, state.pending_draw, events)  # P6: the whole debt, chain spent
+            n.pending_draw = 0
+        elif _can_draw(state):
+            n = _copy(state)
+            _draw(n, i, 1, events)  # P5
+        else:
+            raise Rejected("illegal", "nothing can be drawn: play or pass (P10)")
+        n.to_move = players[(i + 1) % len(players)]
+    elif a == "stand":
+        if not state.pending_skip:
+            raise Rejected("illegal", "no Ace is pending (P7)")
+        n = _copy(state)
+        n.pending_skip = False
+        events.append({"a": "stand", "seat": seat})
+        n.to_move = players[(i + 1) % len(players)]
+    else:  # pass
+        if state.pending_skip or state.pending_draw or _can_draw(state):
+            raise Rejected("illegal", "pass only when nothing can be drawn or played (P10)")
+        if any(_playable(state, c) for c in hand):
+            raise Rejected("illegal", "a player who can play must play (P10)")
+        n = _copy(state)
+        events.append({"a": "pass", "seat": seat})
+        n.to_move = players[(i + 1) % len(players)]
+    n.version += 1
+    last = n.last + tuple(events)
+    n.last = last[-LAST_EVENTS:] if len(last) > LAST_EVENTS else last
+    return Outcome(n, [_copy_event(e) for e in events])
+
+
+def _why_not(s: PrsiState, card: str) -> str:
+    if s.pending_draw:
+        return "a 7 is pending: answer with a 7 or draw (P6)"
+    if s.pending_skip:
+        return "an Ace is pending: answer with an Ace or stand (P7)"
+    return f"{card} follows neither the suit in play ({s.suit}) nor the top card {s.discard[-1]} (P5)"
+
+
+def _play(n: PrsiState, i: int, card: str, suit: str | None, events: list[dict[str, Any]]) -> None:
+    """Seat ``i`` plays ``card`` (already checked) into the copy ``n``: P5–P8, P11."""
+    players = n.players
+    seat = players[i]
+    hand = list(n.hands[i])
+    hand.remove(card)
+    hands = list(n.hands)
+    hands[i] = tuple(hand)
+    n.hands = tuple(hands)
+    n.discard = (*n.discard, card)
+    r = card[:-1]
+    ev: dict[str, Any] = {"a": "play", "seat": seat, "card": card}
+    if suit is not None:
+        ev["suit"] = suit
+    events.append(ev)
+    n.suit = suit or card[-1]  # P8: a Queen's named suit, else the card's own
+    nxt = (i + 1) % len(players)
+    if not hand:  # P11: the round ends at once
+        if r == "7":  # the next player draws the whole chain's debt, no answer possible
+            _draw(n, nxt, n.pending_draw + 2, events)
+        _end_round(n, seat, events)
+        return
+    if r == "7":
+        n.pending_draw += 2  # P6
+    elif r == "A":
+        n.pending_skip = True  # P7 (an answering Ace keeps it active)
+    n.to_move = players[nxt]
+
+
+def _copy_event(e: dict[str, Any]) -> dict[str, Any]:
+    return {k: (dict(v) if isinstance(v, dict) else v) for k, v in e.items()}
+
+
+# ---------------------------------------------------------------- queries
+
+
+def legal_actions(state: PrsiState, seat: str) -> list[dict[str, Any]]:
+    """Every action ``seat`` may take now, as action dicts (``[]`` when not its turn).
+
+    A Queen that is not the last card appears once per suit it may name (P8).
+    ``draw`` when a card can be drawn or a 7 debt is pending, ``stand`` only on an
+    active Ace, ``pass`` only when nothing can be drawn or played (P10).
+    """
+    if state.over or seat != state.to_move:
+        return []
+    hand = state.hands[state.players.index(seat)]
+    out: list[dict[str, Any]] = []
+    for c in hand:
+        if _playable(state, c):
+            if c[:-1] == "Q" and len(hand) > 1:
+                out.extend({"a": "play", "card": c, "suit": s} for s in SUITS)
+            else:
+                out.append({"a": "play", "card": c})
+    if state.pending_skip:
+        out.append({"a": "stand"})
+    elif state.pending_draw or _can_draw(state):
+        out.append({"a": "draw"})
+    elif not out:
+        out.append({"a": "pass"})
+    return out
+
+
+def awaiting(state: PrsiState) -> list[str]:
+    """The seats the game waits for: ``[to_move]``, or ``[]`` once over."""
+    return [] if state.over or state.to_move is None else [state.to_move]
+
+
+def _display_key(card: str) -> tuple[int, int]:
+    return _SUIT_ORDER[card[-1]], RANK_INDEX[card[:-1]]
+
+
+def view(state: PrsiState, seat: str | None) -> dict[str, Any]:
+    """What ``seat`` may see (CONTRACTS.md §1, S3), JSON-ready.
+
+    ``seat=None`` (or a seat not at the table) gets the spectator view: no hand,
+    no legal actions. Nobody sees another hand or the stock order: only counts.
+    """
+    if seat not in state.players:
+        seat = None
+    i = state.players.index(seat) if seat is not None else -1
+    return {
+        "game": "prsi",
+        "version": state.version,
+        "seat": seat,
+        "players": [
+            {"id": p, "cards": len(h), "points": state.points[p]}
+            for p, h in zip(state.players, state.hands, strict=True)
+        ],
+        "hand": sorted(state.hands[i], key=_display_key) if seat is not None else None,
+        "to_move": state.to_move,
+        "dealer": state.dealer,
+        "over": state.over,
+        "places": dict(state.places) if state.places is not None else None,
+        "balances": dict(state.balances) if state.balances is not None else None,
+        "legal": legal_actions(state, seat) if seat is not None else [],
+        "last": [_copy_event(e) for e in state.last],
+        "round": state.round,
+        "rounds": ROUNDS,
+        "top": state.discard[-1],
+        "suit": state.suit,
+        "pending_draw": state.pending_draw,
+        "pending_skip": state.pending_skip,
+        "stock": len(state.stock),
+        "discard": len(state.discard),
+        "round_points": dict(state.round_points) if state.round_points is not None else None,
+        "points": dict(state.points),
+        "history": [{"round": h["round"], "points": dict(h["points"])} for h in state.history],
+    }
+
+
+def observer(state: PrsiState) -> dict[str, Any]:
+    """The all-seeing state of FORMAT.md, exactly its Prší keys."""
+    return {
+        "to_move": state.to_move,
+        "hands": {p: list(h) for p, h in zip(state.players, state.hands, strict=True)},
+        "stock": list(state.stock),
+        "round": state.round,
+        "dealer": state.dealer,
+        "top": state.discard[-1],
+        "suit": state.suit,
+        "discard": list(state.discard),
+        "pending_draw": state.pending_draw,
+        "pending_skip": state.pending_skip,
+        "round_points": dict(state.round_points) if state.round_points is not None else None,
+        "points": dict(state.points),
+        "over": state.over,
+        "places": dict(state.places) if state.places is not None else None,
+        "balances": dict(state.balances) if state.balances is not None else None,
+    }
+
+
+# ---------------------------------------------------------------- computer player
+
+
+def computer_action(state: PrsiState, seat: str) -> dict[str, Any] | None:
+    """The computer player's action for ``seat``, or ``None`` when it is not its turn.
+
+    Deterministic and always legal. On an active 7 it answers with a 7 if it can
+    (P6), on an active Ace with an Ace (P7); else it sheds the plain card worth
+    the most points (P12), keeping 7s and Aces as answers and Queens for late;
+    a Queen names its longest remaining suit (P8). It draws or passes only when
+    it cannot play (P5, P10).
+    """
+    if state.over or seat != state.to_move:
+        return None
+    hand = state.hands[state.players.index(seat)]
+    playable = [c for c in hand if _playable(state, c)]
+    if state.pending_draw or state.pending_skip:
+        if playable:
+            return {"a": "play", "card": _best_suit_card(hand, playable)}
+        return {"a": "draw"} if state.pending_draw else {"a": "stand"}
+    plain = [c for c in playable if c[:-1] not in ("7", "A", "Q")]
+    if plain:
+        return {"a": "play", "card": max(plain, key=lambda c: (POINTS[c[:-1]], _suit_count(hand, c), c))}
+    answers = [c for c in playable if c[:-1] in ("7", "A")]
+    if answers:  # better shed than draw
+        return {"a": "play", "card": max(answers, key=lambda c: (POINTS[c[:-1]], _suit_count(hand, c), c))}
+    if playable:
+        queen = playable[0]
+        if len(hand) == 1:
+            return {"a": "play", "card": queen}
+        return {"a": "play", "card": queen, "suit": _longest_suit(hand, queen)}
+    return {"a": "draw"} if _can_draw(state) else {"a": "pass"}
+
+
+def _suit_count(hand: tuple[str, ...], card: str) -> int:
+    s = card[-1]
+    return sum(1 for c in hand if c[-1] == s and c != card)
+
+
+def _best_suit_card(hand: tuple[str, ...], options: list[str]) -> str:
+    return max(options, key=lambda c: (_suit_count(hand, c), c))
+
+
+def _longest_suit(hand: tuple[str, ...], queen: str) -> str:
+    rest = [c for c in hand if c != queen and c[:-1] != "Q"] or [c for c in hand if c != queen]
+    counts = {s: 0 for s in SUITS}
+    worth = {s: 0 for s in SUITS}
+    for c in rest:
+        counts[c[-1]] += 1
+        worth[c[-1]] += POINTS[c[:-1]]
+    return max(SUITS, key=lambda s: (counts[s], worth[s], -_SUIT_ORDER[s]))
+
+
+# ---------------------------------------------------------------- persistence
+
+
+def dump(state: PrsiState) -> dict[str, Any]:
+    """JSON-ready dict of ``state`` with ``schema`` and ``game``; :func:`load` inverts it exactly."""
+    return {
+        "schema": SCHEMA,
+        "game": "prsi",
+        "version": state.version,
+        "players": list(state.players),
+        "seed": state.seed,
+        "decks": [list(d) for d in state.decks] if state.decks is not None else None,
+        "round": state.round,
+        "dealer": state.dealer,
+        "hands": {p: list(h) for p, h in zip(state.players, state.hands, strict=True)},
+        "stock": list(state.stock),
+        "discard": list(state.discard),
+        "suit": state.suit,
+        "pending_draw": state.pending_draw,
+        "pending_skip": state.pending_skip,
+        "to_move": state.to_move,
+        "points": dict(state.points),
+        "round_points": dict(state.round_points) if state.round_points is not None else None,
+        "history": [{"round": h["round"], "points": dict(h["points"])} for h in state.history],
+        "over": state.over,
+        "places": dict(state.places) if state.places is not None else None,
+        "balances": dict(state.balances) if state.balances is not None else None,
+        "last": [_copy_event(e) for e in state.last],
+    }
+
+
+def load(data: Mapping[str, Any]) -> PrsiState:
+    """Rebuild a state from :func:`dump`'s output; ``ValueError`` on another schema or game."""
+    if data.get("game") != "prsi" or data.get("schema") != SCHEMA:
+        raise ValueError(f"not a Prší state of schema {SCHEMA}")
+    players = tuple(data["players"])
+    decks = data["decks"]
+    rp = data["round_points"]
+    places, balances = data["places"], data["balances"]
+    return PrsiState(
+        version=int(data["version"]),
+        players=players,
+        seed=data["seed"],
+        decks=tuple(tuple(d) for d in decks) if decks is not None else None,
+        round=int(data["round"]),
+        dealer=data["dealer"],
+        hands=tuple(tuple(data["hands"][p]) for p in players),
+        stock=tuple(data["stock"]),
+        discard=tuple(data["discard"]),
+        suit=data["suit"],
+        pending_draw=int(data["pending_draw"]),
+        pending_skip=bool(data["pending_skip"]),
+        to_move=data["to_move"],
+        points=dict(data["points"]),
+        round_points=dict(rp) if rp is not None else None,
+        history=tuple({"round": h["round"], "points": dict(h["points"])} for h in data["history"]),
+        over=bool(data["over"]),
+        places=dict(places) if places is not None else None,
+        balances=dict(balances) if balances is not None else None,
+        last=tuple(_copy_event(e) for e in data["last"]),
+    )
