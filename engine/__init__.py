@@ -46,15 +46,23 @@ __all__ = [
 GAMES: tuple[str, ...] = ("prsi", "penki")
 
 
+_RULES: dict[str, ModuleType] = {}
+
+
 def rules(game: str) -> ModuleType:
     """The rules module of ``game`` (``"prsi"`` or ``"penki"``); ``KeyError`` otherwise."""
-    if game not in GAMES:
-        raise KeyError(game)
-    return importlib.import_module(f"engine.{game}")
+    mod = _RULES.get(game)
+    if mod is None:
+        if game not in GAMES:
+            raise KeyError(game)
+        mod = _RULES[game] = importlib.import_module(f"engine.{game}")
+    return mod
 
 
 def _mod(state: Any) -> ModuleType:
-    return rules(state.game)
+    # Cached: dispatch sits on the hot path of every apply/legal_actions call.
+    mod = _RULES.get(state.game)
+    return mod if mod is not None else rules(state.game)
 
 
 def new_game(
