@@ -1,0 +1,121 @@
+"""Every Redis key name Karty uses, in one place (STYLE.md, store/).
+
+Keys are hash-tagged so each script touches one cluster slot:
+
+=============================================  =========  ==========================================
+key                                            type       contents / lifetime
+=============================================  =========  ==========================================
+``P:{g:<table>}:table``                        hash       ``version`` (int), ``doc`` (table JSON, ``schema``); 48 h, 7 d once over (S7)
+``P:{g:<table>}:log``                          list       one JSON entry per committed action (version *n* at index *n-1*); same TTL
+``P:{g:<table>}:cids``                         hash       client_action_id → JSON outcome of its commit; same TTL
+``P:{g:<table>}:events``                       channel    pub/sub: ``{table, version, seat, by, events}`` after every commit
+``P:{g:<table>}:here:<user>``                  string     presence heartbeat, short TTL (default 30 s)
+``P:{l:<lobby>}:lobby``                        hash       ``version``, ``doc`` (lobby JSON); 1 h since the last change (S1)
+``P:{c:<chat>}:lobbies`` / ``:tables``         zset       lobby / table ids of a chat, score = created (epoch s); stale ids pruned on read
+``P:{u:<user>}:tables``                        zset       table ids of a user, score = created
+``P:users``                                    hash       user id → User JSON (no TTL)
+``P:unreachable``                              set        user ids that blocked the bot
+``P:{sched}:deadlines``                        zset       table id → epoch s when the worker must look at it (S4)
+``P:{sched}:versions``                         hash       table id → table version the deadline was computed from
+``P:outbox``                                   stream     bot notifications (``data`` = JSON), capped ``MAXLEN ~``
+``P:{ratings}:ledger``                         hash       table id → rated match JSON (durable, no TTL; P15, S6)
+``P:{ratings}:board:<game>:<scope>:<period>``  hash       ``<user>|<table>`` → match balance; scope ``all`` or ``c<chat>``
+``P:{ratings}:results:<game>:<user>``          list       the user's last results, newest first (JSON), 50 kept
+``P:{ratings}:names``                          hash       user id → latest display name
+=============================================  =========  ==========================================
+
+``P`` is the prefix (``karty`` by default; tests use a unique one per test).
+"""
+
+from __future__ import annotations
+
+
+class Keys:
+    """Key names under one ``prefix``; pure string building, no I/O."""
+
+    def __init__(self, prefix: str = "karty") -> None:
+        if not prefix or any(ch in prefix for ch in "{}*?[] "):
+            raise ValueError(f"bad key prefix: {prefix!r}")
+        self.prefix = prefix
+
+    # --- one game (table): all under the {g:<id>} hash tag -------------------
+    def table(self, table_id: str) -> str:
+        return f"{self.prefix}:{{g:{table_id}}}:table"
+
+    def log(self, table_id: str) -> str:
+        return f"{self.prefix}:{{g:{table_id}}}:log"
+
+    def cids(self, table_id: str) -> str:
+        return f"{self.prefix}:{{g:{table_id}}}:cids"
+
+    def events(self, table_id: str) -> str:
+        return f"{self.prefix}:{{g:{table_id}}}:events"
+
+    def presence(self, table_id: str, user_id: int) -> str:
+        return f"{self.prefix}:{{g:{table_id}}}:here:{user_id}"
+
+    # --- lobbies ---------------------------------------------------------------
+    def lobby(self, lobby_id: str) -> str:
+        return f"{self.prefix}:{{l:{lobby_id}}}:lobby"
+
+    # --- indexes -----------------------------------------------------------------
+    def chat_lobbies(self, chat_id: int) -> str:
+        return f"{self.prefix}:{{c:{chat_id}}}:lobbies"
+
+    def chat_tables(self, chat_id: int) -> str:
+        return f"{self.prefix}:{{c:{chat_id}}}:tables"
+
+    def user_tables(self, user_id: int) -> str:
+        return f"{self.prefix}:{{u:{user_id}}}:tables"
+
+    # --- users -------------------------------------------------------------------
+    @property
+    def users(self) -> str:
+        return f"{self.prefix}:users"
+
+    @property
+    def unreachable(self) -> str:
+        return f"{self.prefix}:unreachable"
+
+    # --- turn deadlines and computer moves (one slot: {sched}) -------------------
+    @property
+    def deadlines(self) -> str:
+        return f"{self.prefix}:{{sched}}:deadlines"
+
+    @property
+    def deadline_versions(self) -> str:
+        return f"{self.prefix}:{{sched}}:versions"
+
+    # --- bot outbox --------------------------------------------------------------
+    @property
+    def outbox(self) -> str:
+        return f"{self.prefix}:outbox"
+
+    # --- ratings (one slot: {ratings}) -------------------------------------------
+    @property
+    def ledger(self) -> str:
+        return f"{self.prefix}:{{ratings}}:ledger"
+
+    def board(self, game: str, chat_id: int | None, period_key: str) -> str:
+        scope = "all" if chat_id is None else f"c{chat_id}"
+        return f"{self.prefix}:{{ratings}}:board:{game}:{scope}:{period_key}"
+
+    @property
+    def board_pattern(self) -> str:
+        return f"{self.prefix}:{{ratings}}:board:*"
+
+    def results(self, game: str, user_id: int) -> str:
+        return f"{self.prefix}:{{ratings}}:results:{game}:{user_id}"
+
+    @property
+    def results_pattern(self) -> str:
+        return f"{self.prefix}:{{ratings}}:results:*"
+
+    @property
+    def names(self) -> str:
+        return f"{self.prefix}:{{ratings}}:names"
+
+    @property
+    def everything(self) -> str:
+        """SCAN pattern matching every key of this prefix (tests' cleanup)."""
+        return f"{self.prefix}:*"

@@ -1,0 +1,152 @@
+"""The store's public models (docs/CONTRACTS.md §2) and :class:`StoreError`."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+#: Player counts per game (S1; Prší P1, Penki R1) and their defaults (house rule: 3).
+PLAYER_LIMITS: dict[str, tuple[int, int]] = {"prsi": (2, 5), "penki": (2, 6)}
+DEFAULT_PLAYERS: dict[str, int] = {"prsi": 3, "penki": 3}
+#: Allowed turn times in seconds (S4); ``None`` switches the timer off.
+TURN_SECONDS: tuple[int | None, ...] = (None, 30, 60, 120)
+
+By = Literal["player", "timer", "computer"]
+
+ERROR_CODES = (
+    "not_found",    # no such lobby/table (or it expired)
+    "full",         # every seat taken (or a settings change would leave too many seated)
+    "started",      # the lobby already started its table
+    "not_creator",  # only the lobby's creator may do that
+    "too_few",      # start with fewer than 2 seats
+    "not_seated",   # the user has no seat there
+    "stale",        # expected_version differs from the table's version
+    "expired",      # the lobby/table expired
+    "invalid",      # a bad argument (unknown game, players out of range, bad turn time)
+    "busy",         # the compare-and-set kept losing (should not happen in practice)
+)
+
+
+class StoreError(Exception):
+    """A refused store operation; ``code`` is one of :data:`ERROR_CODES`."""
+
+    def __init__(self, code: str, detail: str = "") -> None:
+        super().__init__(f"{code}: {detail}" if detail else code)
+        self.code = code
+        self.detail = detail
+
+
+class User(BaseModel):
+    """A Telegram user as the store keeps them."""
+
+    id: int
+    name: str
+    username: str | None = None
+    language: str | None = None
+
+
+class LobbySettings(BaseModel):
+    """Players wanted (Prší 2–5, Penki 2–6; 3 by default) and the turn time (S4)."""
+
+    players: int = 3
+    turn_seconds: int | None = 60
+
+    @field_validator("turn_seconds")
+    @classmethod
+    def _turn(cls, v: int | None) -> int | None:
+        if v not in TURN_SECONDS:
+            raise ValueError(f"turn_seconds must be one of {TURN_SECONDS}")
+        return v
+
+    def check(self, game: str) -> LobbySettings:
+        """Raise ``StoreError("invalid")`` unless ``players`` fits ``game``; returns self."""
+        lo, hi = PLAYER_LIMITS[game]
+        if not lo <= self.players <= hi:
+            raise StoreError("invalid", f"{game} takes {lo}-{hi} players")
+        return self
+
+    @classmethod
+    def default(cls, game: str) -> LobbySettings:
+        return cls(players=DEFAULT_PLAYERS[game])
+
+
+class Seat(BaseModel):
+    """A seat: ``"u<telegram id>"`` for a person, ``"c1"``, ``"c2"``… for a computer.
+
+    ``auto``: the computer plays for this person after three timeouts in a row
+    (``strikes``), until they act again (S4).
+    """
+
+    seat: str
+    user_id: int | None = None
+    name: str
+    computer: bool = False
+    auto: bool = False
+    strikes: int = 0
+
+
+class Lobby(BaseModel):
+    """A lobby (S1): seats in join order, the creator first."""
+
+    id: str
+    chat_id: int
+    thread_id: int | None = None
+    game: str
+    creator_id: int
+    settings: LobbySettings
+    seats: list[Seat] = Field(default_factory=list)
+    table_id: str | None = None
+    message_id: int | None = None
+    version: int = 0
+
+    def seat_of(self, user_id: int) -> str | None:
+        """The seat id of ``user_id`` here, or ``None``."""
+        return next((s.seat for s in self.seats if s.user_id == user_id), None)
+
+
+class Table(BaseModel):
+    """A live (or finished, kept 7 days) game. ``state`` is the engine state object."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    id: str
+    game: str
+    chat_id: int | None = None
+    thread_id: int | None = None
+    lobby_id: str | None = None
+    seats: list[Seat]
+    settings: LobbySettings
+    state: Any
+    version: int
+    deadline: float | None = None
+    rated: bool
+    created: float
+
+    def seat_of(self, user_id: int) -> str | None:
+        """The seat id of ``user_id`` at this table, or ``None``."""
+        return next((s.seat for s in self.seats if s.user_id == user_id), None)
+
+    def seat(self, seat_id: str) -> Seat | None:
+        """The :class:`Seat` with id ``seat_id``, or ``None``."""
+        return next((s for s in self.seats if s.seat == seat_id), None)
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready metadata (no state): what lists of tables show."""
+        return {
+            "id": self.id, "game": self.game, "chat_id": self.chat_id, "thread_id": self.thread_id,
+            "lobby_id": self.lobby_id, "seats": [s.model_dump() for s in self.seats],
+            "settings": self.settings.model_dump(), "version": self.version, "deadline": self.deadline,
+            "rated": self.rated, "created": self.created, "over": bool(getattr(self.state, "over", False)),
+        }
+
+
+class ApplyResult(BaseModel):
+    """What :meth:`Store.apply` returns. ``duplicate``: a repeated client_action_id (nothing applied)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    version: int
+    events: list[dict[str, Any]]
+    table: Table
+    duplicate: bool = False
