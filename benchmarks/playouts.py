@@ -18,14 +18,15 @@ PRSI_VS_UNO_TARGET = 2.0
 MAX_ACTIONS = 20_000  # a random game longer than this is cut off (and counted)
 
 
-def timed(play: Callable[[int], tuple[int, bool]], budget_s: float, min_games: int = 3) -> dict[str, Any]:
-    """Run ``play(seed)`` for seeds 1, 2, … until ``budget_s`` has passed (at least ``min_games``).
+def timed(play: Callable[[int], tuple[int, bool]], budget_s: float, min_games: int = 3,
+          first_seed: int = 1) -> dict[str, Any]:
+    """Run ``play(seed)`` for seeds ``first_seed``, +1, … until ``budget_s`` has passed (≥ ``min_games``).
 
     ``play`` returns ``(actions, finished)``. Returns games, actions, seconds,
     actions_per_s, matches_per_s and how many games hit :data:`MAX_ACTIONS`.
     """
     games = actions = cut = 0
-    seed = 0
+    seed = first_seed - 1
     start = time.perf_counter()
     while True:
         seed += 1
@@ -44,6 +45,45 @@ def timed(play: Callable[[int], tuple[int, bool]], budget_s: float, min_games: i
         "matches_per_s": round(games / elapsed, 2),
         "actions_per_game": round(actions / games, 1),
         "cut_off": cut,
+    }
+
+
+def compare(play_a: Callable[[int], tuple[int, bool]], play_b: Callable[[int], tuple[int, bool]],
+            budget_s: float, rounds: int = 5) -> tuple[dict[str, Any], dict[str, Any], float]:
+    """Time ``play_a`` and ``play_b`` in alternating rounds; returns (a, b, median ratio a/b).
+
+    Other work on the machine slows both sides of a round alike, so the median of
+    the per-round ratios is steadier than the ratio of two separate runs. ``a`` and
+    ``b`` are :func:`timed`-style totals plus ``best_actions_per_s`` and ``rounds``.
+    """
+    parts_a: list[dict[str, Any]] = []
+    parts_b: list[dict[str, Any]] = []
+    seed_a = seed_b = 1
+    for _ in range(rounds):
+        ra = timed(play_a, budget_s / rounds, min_games=1, first_seed=seed_a)
+        rb = timed(play_b, budget_s / rounds, min_games=1, first_seed=seed_b)
+        seed_a += ra["games"]
+        seed_b += rb["games"]
+        parts_a.append(ra)
+        parts_b.append(rb)
+    ratios = sorted(ra["actions_per_s"] / rb["actions_per_s"] for ra, rb in zip(parts_a, parts_b, strict=True))
+    return _total(parts_a), _total(parts_b), round(ratios[len(ratios) // 2], 2)
+
+
+def _total(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    games = sum(p["games"] for p in parts)
+    actions = sum(p["actions"] for p in parts)
+    seconds = sum(p["seconds"] for p in parts)
+    return {
+        "games": games,
+        "actions": actions,
+        "seconds": round(seconds, 3),
+        "actions_per_s": round(actions / seconds, 1),
+        "best_actions_per_s": max(p["actions_per_s"] for p in parts),
+        "matches_per_s": round(games / seconds, 2),
+        "actions_per_game": round(actions / games, 1),
+        "cut_off": sum(p["cut_off"] for p in parts),
+        "rounds": len(parts),
     }
 
 
