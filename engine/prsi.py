@@ -41,8 +41,31 @@ LAST_EVENTS = 20  # CONTRACTS.md §1: ``last`` holds at most 20 events
 POINTS: dict[str, int] = {"7": 7, "8": 8, "9": 9, "10": 10, "J": 2, "Q": 20, "K": 4, "A": 11}  # P12
 
 PACK = frozenset(PRSI_PACK)
-ACTIONS = frozenset({"play", "draw", "stand", "pass"})
-_SUIT_SET = frozenset(SUITS)
+
+
+class Action(dict):
+    """A read-only action dict, as :func:`legal_actions` lists them.
+
+    The same objects are handed out every time (building fresh dicts was a large
+    share of a playout's time), so changing one raises ``TypeError``; copies
+    (``dict(a)``, ``copy``, ``pickle``) are plain dicts. JSON sees a plain dict.
+    """
+
+    __slots__ = ()
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("legal actions are read-only: copy one with dict(action)")
+
+    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = __ior__ = _read_only  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return dict, (dict(self),)
+
+
+_PLAY = {c: Action(a="play", card=c) for c in PRSI_PACK}
+_PLAY_Q = {c: tuple(Action(a="play", card=c, suit=s) for s in SUITS) for c in PRSI_PACK if c[0] == "Q"}
+_DRAW, _STAND, _PASS = Action(a="draw"), Action(a="stand"), Action(a="pass")
+ACTIONS = ("play", "draw", "stand", "pass")  # tuples: membership never raises on junk
 _SUIT_ORDER = {s: i for i, s in enumerate(SUITS)}
 
 
@@ -197,12 +220,12 @@ def _deal(n: PrsiState, rnd: int, dealer: str, events: list[dict[str, Any]]) -> 
 
 def _playable(s: PrsiState, card: str) -> bool:
     """P5–P8: may ``card`` go on the discard pile now?"""
-    r = card[:-1]
+    r = card[0]  # a rank's first character tells it apart ("1" is the 10)
     if s.pending_draw:
         return r == "7"  # P6: only a 7 answers a 7
     if s.pending_skip:
         return r == "A"  # P7: only an A answers an A
-    return r == "Q" or card[-1] == s.suit or r == s.discard[-1][:-1]  # P5, P8
+    return r == "Q" or card[-1] == s.suit or r == s.discard[-1][0]  # P5, P8
 
 
 def _can_draw(s: PrsiState) -> bool:
@@ -210,17 +233,18 @@ def _can_draw(s: PrsiState) -> bool:
     return bool(s.stock) or len(s.discard) > 1
 
 
-def _draw(n: PrsiState, i: int, count: int, events: list[dict[str, Any]]) -> None:
-    """Seat ``i`` draws ``count`` cards card by card into ``n`` (P9, P10).
+def _draw(n: PrsiState, i: int, count: int) -> list[dict[str, Any]]:
+    """Seat ``i`` draws ``count`` cards card by card into the copy ``n`` (P9, P10).
 
     The discard pile under its top is turned over, unshuffled (oldest card on top
     of the new stock), when a card is to be drawn from an empty stock and as soon
-    as a draw empties the stock. Whatever cannot be drawn is forgiven. Events: a
-    ``draw`` for each run of cards between turnovers, ``turnover``, ``forgiven``.
+    as a draw empties the stock. Whatever cannot be drawn is forgiven. Returns the
+    events: a ``draw`` for each run of cards between turnovers, ``turnover``, ``forgiven``.
     """
     seat = n.players[i]
     stock, discard = n.stock, n.discard
-    hand = list(n.hands[i])
+    hand = n.hands[i]
+    events: list[dict[str, Any]] = []
     drawn = chunk = 0
     while drawn < count:
         if not stock:
@@ -229,7 +253,7 @@ def _draw(n: PrsiState, i: int, count: int, events: list[dict[str, Any]]) -> Non
             stock, discard = discard[:-1], discard[-1:]
             events.append({"a": "turnover", "n": len(stock)})
         take = min(count - drawn, len(stock))
-        hand.extend(stock[:take])
+        hand += stock[:take]
         stock = stock[take:]
         drawn += take
         chunk += take
@@ -243,9 +267,10 @@ def _draw(n: PrsiState, i: int, count: int, events: list[dict[str, Any]]) -> Non
     if drawn < count:
         events.append({"a": "forgiven", "seat": seat, "n": count - drawn})
     hands = list(n.hands)
-    hands[i] = tuple(hand)
+    hands[i] = hand
     n.hands = tuple(hands)
     n.stock, n.discard = stock, discard
+    return events
 
 
 def _end_round(n: PrsiState, winner: str, events: list[dict[str, Any]]) -> None:
@@ -271,86 +296,81 @@ def _end_round(n: PrsiState, winner: str, events: list[dict[str, Any]]) -> None:
                    "points": dict(totals)})
 
 
-def _parse(s: PrsiState, seat: str, action: Any) -> tuple[str, str | None, str | None]:
-    """FORMAT.md reason 1 (``bad_action``): returns ``(a, card, suit)``."""
-    if not isinstance(action, Mapping):
-        raise Rejected("bad_action", "an action is a dict")
-    a = action.get("a")
-    if a not in ACTIONS:
-        raise Rejected("bad_action", f"unknown Prší action {a!r}")
-    if seat not in s.players:
-        raise Rejected("bad_action", f"unknown seat {seat!r}")
-    if a != "play":
-        return a, None, None
-    card = action.get("card")
-    if card not in PACK:
-        raise Rejected("bad_action", f"{card!r} is not a card of the Prší pack")
-    if card[:-1] != "Q":
-        return a, card, None
-    if s.hands[s.players.index(seat)] == (card,):
-        return a, card, None  # P8: a last Queen names nothing
-    suit = action.get("suit")
-    if suit not in _SUIT_SET:
-        raise Rejected("bad_action", "a Queen that is not the last card needs a suit: h, d, c or s")
-    return a, card, suit
-
-
 def apply(state: PrsiState, seat: str, action: Mapping[str, Any]) -> Outcome:
     """Apply ``action`` (``play{card,suit?}``, ``draw``, ``stand``, ``pass``) by ``seat``.
 
     Returns ``Outcome(new_state, events)``; raises :class:`Rejected` with the first
     FORMAT.md reason that applies (``bad_action``, ``game_over``, ``not_your_turn``,
-    ``not_in_hand``, ``illegal``). ``state`` is never changed.
+    ``not_in_hand``, ``illegal``). ``state`` is never changed. The event dicts are
+    also kept in the new state's ``last``: read them, do not change them.
     """
-    a, card, suit = _parse(state, seat, action)
+    # 1. bad_action: cheap checks of the raw dict (it may come straight off the wire).
+    if type(action) is not dict and not isinstance(action, Mapping):
+        raise Rejected("bad_action", "an action is a dict")
+    a = action.get("a")
+    if a not in ACTIONS:
+        raise Rejected("bad_action", f"unknown Prší action {a!r}")
+    players = state.players
+    if seat not in players:
+        raise Rejected("bad_action", f"unknown seat {seat!r}")
+    i = players.index(seat)
+    hand = state.hands[i]
+    card = suit = None
+    if a == "play":
+        card = action.get("card")
+        if type(card) is not str or card not in PACK:
+            raise Rejected("bad_action", f"{card!r} is not a card of the Prší pack")
+        if card[0] == "Q" and hand != (card,):  # P8: a last Queen names nothing
+            suit = action.get("suit")
+            if suit not in SUITS:
+                raise Rejected("bad_action", "a Queen that is not the last card needs a suit: h, d, c or s")
+    # 2.–3. game_over, not_your_turn.
     if state.over:
         raise Rejected("game_over", "the match has ended")
     if seat != state.to_move:
         raise Rejected("not_your_turn", f"it is {state.to_move}'s turn")
-    players = state.players
-    i = players.index(seat)
-    hand = state.hands[i]
-    events: list[dict[str, Any]] = []
+    events: list[dict[str, Any]]
+    nxt = players[(i + 1) % len(players)]
     if a == "play":
-        assert card is not None
+        # 4.–5. not_in_hand, illegal.
         if card not in hand:
             raise Rejected("not_in_hand", f"{seat} does not hold {card}")
         if not _playable(state, card):
             raise Rejected("illegal", _why_not(state, card))
         n = _copy(state)
-        _play(n, i, card, suit, events)
+        events = _play(n, i, card, suit)
     elif a == "draw":
         if state.pending_skip:
             raise Rejected("illegal", "an Ace is pending: answer with an Ace or stand (P7)")
         if state.pending_draw:
             n = _copy(state)
-            _draw(n, i, state.pending_draw, events)  # P6: the whole debt, chain spent
+            events = _draw(n, i, state.pending_draw)  # P6: the whole debt; the chain is spent
             n.pending_draw = 0
-        elif _can_draw(state):
+        elif state.stock or len(state.discard) > 1:
             n = _copy(state)
-            _draw(n, i, 1, events)  # P5
+            events = _draw(n, i, 1)  # P5
         else:
             raise Rejected("illegal", "nothing can be drawn: play or pass (P10)")
-        n.to_move = players[(i + 1) % len(players)]
+        n.to_move = nxt
     elif a == "stand":
         if not state.pending_skip:
             raise Rejected("illegal", "no Ace is pending (P7)")
         n = _copy(state)
-        n.pending_skip = False
-        events.append({"a": "stand", "seat": seat})
-        n.to_move = players[(i + 1) % len(players)]
+        n.pending_skip = False  # P7: standing spends the Ace
+        events = [{"a": "stand", "seat": seat}]
+        n.to_move = nxt
     else:  # pass
         if state.pending_skip or state.pending_draw or _can_draw(state):
-            raise Rejected("illegal", "pass only when nothing can be drawn or played (P10)")
+            raise Rejected("illegal", "pass only when nothing can be drawn (P10)")
         if any(_playable(state, c) for c in hand):
             raise Rejected("illegal", "a player who can play must play (P10)")
         n = _copy(state)
-        events.append({"a": "pass", "seat": seat})
-        n.to_move = players[(i + 1) % len(players)]
+        events = [{"a": "pass", "seat": seat}]
+        n.to_move = nxt
     n.version += 1
     last = n.last + tuple(events)
     n.last = last[-LAST_EVENTS:] if len(last) > LAST_EVENTS else last
-    return Outcome(n, [_copy_event(e) for e in events])
+    return Outcome(n, events)
 
 
 def _why_not(s: PrsiState, card: str) -> str:
@@ -361,8 +381,8 @@ def _why_not(s: PrsiState, card: str) -> str:
     return f"{card} follows neither the suit in play ({s.suit}) nor the top card {s.discard[-1]} (P5)"
 
 
-def _play(n: PrsiState, i: int, card: str, suit: str | None, events: list[dict[str, Any]]) -> None:
-    """Seat ``i`` plays ``card`` (already checked) into the copy ``n``: P5–P8, P11."""
+def _play(n: PrsiState, i: int, card: str, suit: str | None) -> list[dict[str, Any]]:
+    """Seat ``i`` plays ``card`` (already checked) into the copy ``n``: P5–P8, P11. Returns the events."""
     players = n.players
     seat = players[i]
     hand = list(n.hands[i])
@@ -371,23 +391,25 @@ def _play(n: PrsiState, i: int, card: str, suit: str | None, events: list[dict[s
     hands[i] = tuple(hand)
     n.hands = tuple(hands)
     n.discard = (*n.discard, card)
-    r = card[:-1]
-    ev: dict[str, Any] = {"a": "play", "seat": seat, "card": card}
-    if suit is not None:
-        ev["suit"] = suit
-    events.append(ev)
-    n.suit = suit or card[-1]  # P8: a Queen's named suit, else the card's own
+    r = card[0]
+    if suit is None:
+        events: list[dict[str, Any]] = [{"a": "play", "seat": seat, "card": card}]
+        n.suit = card[-1]
+    else:
+        events = [{"a": "play", "seat": seat, "card": card, "suit": suit}]
+        n.suit = suit  # P8: the Queen's named suit
     nxt = (i + 1) % len(players)
     if not hand:  # P11: the round ends at once
         if r == "7":  # the next player draws the whole chain's debt, no answer possible
-            _draw(n, nxt, n.pending_draw + 2, events)
+            events += _draw(n, nxt, n.pending_draw + 2)
         _end_round(n, seat, events)
-        return
+        return events
     if r == "7":
         n.pending_draw += 2  # P6
     elif r == "A":
         n.pending_skip = True  # P7 (an answering Ace keeps it active)
     n.to_move = players[nxt]
+    return events
 
 
 def _copy_event(e: dict[str, Any]) -> dict[str, Any]:
@@ -398,28 +420,38 @@ def _copy_event(e: dict[str, Any]) -> dict[str, Any]:
 
 
 def legal_actions(state: PrsiState, seat: str) -> list[dict[str, Any]]:
-    """Every action ``seat`` may take now, as action dicts (``[]`` when not its turn).
+    """Every action ``seat`` may take now, as read-only :class:`Action` dicts (``[]`` when not its turn).
 
     A Queen that is not the last card appears once per suit it may name (P8).
     ``draw`` when a card can be drawn or a 7 debt is pending, ``stand`` only on an
     active Ace, ``pass`` only when nothing can be drawn or played (P10).
     """
-    if state.over or seat != state.to_move:
+    if seat != state.to_move or state.over:
         return []
     hand = state.hands[state.players.index(seat)]
-    out: list[dict[str, Any]] = []
+    if state.pending_draw:  # P6
+        out = [_PLAY[c] for c in hand if c[0] == "7"]
+        out.append(_DRAW)
+        return out
+    if state.pending_skip:  # P7
+        out = [_PLAY[c] for c in hand if c[0] == "A"]
+        out.append(_STAND)
+        return out
+    suit, top_rank, several = state.suit, state.discard[-1][0], len(hand) > 1
+    out = []
     for c in hand:
-        if _playable(state, c):
-            if c[:-1] == "Q" and len(hand) > 1:
-                out.extend({"a": "play", "card": c, "suit": s} for s in SUITS)
+        r = c[0]
+        if r == "Q":  # P8
+            if several:
+                out += _PLAY_Q[c]
             else:
-                out.append({"a": "play", "card": c})
-    if state.pending_skip:
-        out.append({"a": "stand"})
-    elif state.pending_draw or _can_draw(state):
-        out.append({"a": "draw"})
+                out.append(_PLAY[c])
+        elif r == top_rank or c[-1] == suit:  # P5
+            out.append(_PLAY[c])
+    if state.stock or len(state.discard) > 1:
+        out.append(_DRAW)
     elif not out:
-        out.append({"a": "pass"})
+        out.append(_PASS)  # P10
     return out
 
 
