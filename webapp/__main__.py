@@ -1,0 +1,94 @@
+"""``python -m webapp [--local]``: the process entry point (CONTRACTS §6).
+
+Composes the settings (:class:`~webapp.settings.WebSettings` from the environment;
+``--local`` turns local play on, ``--host``/``--port`` override ``HOST``/``PORT``),
+connects the store to ``REDIS_URL`` (in local play, when no Redis answers there, an
+embedded fakeredis server is started instead), builds the app with
+:func:`webapp.app.create_app`, mounts the bot (``bot.setup_bot``) when ``BOT_TOKEN`` is
+set, prints the URL and serves until interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from webapp.app import create_app
+from webapp.local import EmbeddedRedis, redis_answers
+from webapp.settings import WebSettings
+
+log = logging.getLogger("webapp")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m webapp", description="Karty: the Mini App server")
+    parser.add_argument("--local", action="store_true", help="local play: local sign-in, computer opponents")
+    parser.add_argument("--host", help="listen address (HOST, default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="listen port (PORT, default 8080)")
+    parser.add_argument("--log-level", default="INFO")
+    return parser.parse_args(argv)
+
+
+async def build(settings: WebSettings) -> web.Application:
+    """The application with its store (and embedded Redis, bot) attached; all closed at cleanup."""
+    from store import Store
+
+    embedded: EmbeddedRedis | None = None
+    url = settings.redis_url
+    if not await redis_answers(url):
+        if not settings.local:
+            raise SystemExit(f"no Redis answers at {url} (set REDIS_URL, or use --local without BOT_TOKEN)")
+        embedded = EmbeddedRedis(host="127.0.0.1").start()
+        url = embedded.url
+        log.warning("no Redis at %s: using an embedded fakeredis at %s (data is lost on exit)",
+                    settings.redis_url, url)
+    store = Store.from_url(url)
+    app = create_app(settings, store)
+
+    async def resources(app: web.Application) -> AsyncIterator[None]:
+        yield
+        await store.close()
+        if embedded is not None:
+            embedded.stop()
+
+    app.cleanup_ctx.insert(0, resources)  # first in, last out: closed after the worker and hub
+
+    if settings.token:
+        from bot import BotSettings, setup_bot
+
+        await setup_bot(app, store, BotSettings())
+    return app
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the server (see the module docstring)."""
+    args = parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    overrides: dict[str, object] = {}
+    if args.local:
+        overrides["local_play"] = True
+    if args.host:
+        overrides["host"] = args.host
+    if args.port is not None:
+        overrides["port"] = args.port
+    settings = WebSettings(**overrides)
+    if args.local and settings.token:
+        log.warning("BOT_TOKEN is set: local sign-in stays off (--local ignored)")
+    url = f"http://{settings.host}:{settings.port}/"
+
+    def announce(text: str) -> None:
+        if text.startswith("======== Running"):
+            mode = "local play" if settings.local else "Telegram"
+            print(f"Karty ({mode}) at {url}", flush=True)
+        else:
+            print(text, flush=True)
+
+    web.run_app(build(settings), host=settings.host, port=settings.port, print=announce)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

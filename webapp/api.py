@@ -1,0 +1,261 @@
+"""The Mini App's JSON API (CONTRACTS §3). Thin views: check, call the store, answer.
+
+Every handler but ``/api/config`` (and the local sign-in, :mod:`webapp.local`)
+authenticates first with ``Authorization: tma <initData>`` (401 otherwise). Errors
+are raised, never answered here: :func:`webapp.errors.error_middleware` maps them to
+``{"error": code, "detail": text}`` with the right status.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field
+
+import engine
+from engine.ratings import period_keys
+from webapp.auth import Identity
+from webapp.errors import ApiError, dumps
+from webapp.keys import AUTH, LIMITER, SETTINGS, STORE
+
+PERIODS = ("week", "month")
+
+
+# --- request bodies (validated strictly: wrong types are 400, not coerced) ------------
+class Action(BaseModel):
+    """One action in the replay notation without ``p`` (CONTRACTS §1): ``{"a": "play", "card": "Qh", "suit": "s"}``.
+
+    Shape only; whether it is legal is the engine's call (422 with its reason).
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    a: str = Field(min_length=1, max_length=16, pattern=r"^[a-z_]+$", description="action name")
+    card: str | None = Field(None, min_length=2, max_length=3, description="a card, e.g. 10h")
+    suit: str | None = Field(None, min_length=1, max_length=1, description="h d c s (Prší queen)")
+    to: str | None = Field(None, min_length=1, max_length=24, description="a seat id or a pile (Penki)")
+
+    def as_engine(self) -> dict[str, Any]:
+        """The dict the engine and store take (``None`` fields left out)."""
+        return self.model_dump(exclude_none=True)
+
+
+class ActionRequest(BaseModel):
+    """Body of ``POST /api/tables/{id}/actions``.
+
+    ``client_action_id``: an id the client picks per action so a retried POST is applied
+    once (the answer then has ``duplicate: true``). ``version``: the version the client
+    saw; a different current version answers 409 ``stale``. ``seat``: optional, the
+    seat the client acts for; anything but the caller's own seat is 403.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    action: Action
+    client_action_id: str | None = Field(None, min_length=1, max_length=64)
+    version: int | None = Field(None, ge=0)
+    seat: str | None = Field(None, max_length=24)
+
+
+# --- helpers ---------------------------------------------------------------------------
+def ok(data: Any, status: int = 200) -> web.Response:
+    """A JSON answer."""
+    return web.json_response(data, status=status, dumps=dumps)
+
+
+async def identify(request: web.Request) -> Identity:
+    """The caller (401 unless ``Authorization: tma <initData>`` checks out); saves the user."""
+    return await request.app[AUTH].request(request)
+
+
+async def read_model(request: web.Request, model: type[BaseModel]) -> Any:
+    """Parse the body as JSON into ``model``: 400 junk/wrong types, 413 over ``client_max_size``."""
+    raw = await request.read()
+    if not raw:
+        raise ApiError(400, "bad_request", "JSON body required")
+    return model.model_validate_json(raw)
+
+
+def table_payload(table: Any, seat: str | None) -> dict[str, Any]:
+    """``{table, seat, version, deadline, view}`` of ``GET /api/tables/{id}`` for ``seat``."""
+    return {
+        "table": table.summary(),
+        "seat": seat,
+        "version": table.version,
+        "deadline": table.deadline,
+        "view": engine.view(table.state, seat),
+    }
+
+
+def query_game(request: web.Request) -> str:
+    game = request.query.get("game", "")
+    if game not in engine.GAMES:
+        raise ApiError(400, "bad_request", f"game must be one of {', '.join(engine.GAMES)}")
+    return game
+
+
+def query_int(request: web.Request, name: str, default: int | None = None) -> int | None:
+    raw = request.query.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ApiError(400, "bad_request", f"{name} must be an integer") from None
+
+
+def path_chat_id(request: web.Request) -> int:
+    try:
+        return int(request.match_info["chat_id"])
+    except ValueError:
+        raise ApiError(400, "bad_request", "chat_id must be an integer") from None
+
+
+async def get_table_or_404(request: web.Request) -> Any:
+    table = await request.app[STORE].get_table(request.match_info["id"])
+    if table is None:
+        raise ApiError(404, "not_found", "no such table (or it expired)")
+    return table
+
+
+# --- handlers ----------------------------------------------------------------------------
+async def config(request: web.Request) -> web.Response:
+    """``GET /api/config`` → ``{local, bot_username, app_short_name}``. No auth."""
+    settings = request.app[SETTINGS]
+    return ok(
+        {
+            "local": settings.local,
+            "bot_username": settings.bot_username,
+            "app_short_name": settings.webapp_short_name,
+        }
+    )
+
+
+async def me(request: web.Request) -> web.Response:
+    """``GET /api/me`` → ``{user: {id, name, username, language}, start_param}``."""
+    who = await identify(request)
+    user = {"id": who.id, "name": who.name, "username": who.username, "language": who.language}
+    return ok({"user": user, "start_param": who.start_param})
+
+
+async def my_tables(request: web.Request) -> web.Response:
+    """``GET /api/tables`` → ``{tables: [summary…]}``: the caller's live tables, newest first."""
+    who = await identify(request)
+    tables = await request.app[STORE].user_tables(who.id)
+    return ok({"tables": [t.summary() for t in tables]})
+
+
+async def get_table(request: web.Request) -> web.Response:
+    """``GET /api/tables/{id}`` → ``{table, seat, version, deadline, view}``.
+
+    ``seat`` is the caller's seat or null (a spectator gets the public view). 404 ``not_found``.
+    """
+    who = await identify(request)
+    table = await get_table_or_404(request)
+    return ok(table_payload(table, table.seat_of(who.id)))
+
+
+async def post_action(request: web.Request) -> web.Response:
+    """``POST /api/tables/{id}/actions`` with :class:`ActionRequest` → ``{version, events, view, deadline, duplicate}``.
+
+    Errors: 400 ``bad_request`` (junk JSON, wrong types), 413 ``too_large``, 403
+    ``not_seated`` / ``not_your_seat``, 404 ``not_found``, 409 ``stale``, 422 with the
+    engine's reason (``not_your_turn``, ``not_in_hand``, ``illegal``, ``bad_action``,
+    ``game_over``), 429 ``too_fast`` (with ``Retry-After`` and ``retry_after``).
+    """
+    who = await identify(request)
+    wait = request.app[LIMITER].take(who.id)
+    if wait > 0:
+        raise ApiError(
+            429,
+            "too_fast",
+            "too many actions, slow down",
+            headers={"Retry-After": str(max(1, math.ceil(wait)))},
+            retry_after=round(wait, 3),
+        )
+    body: ActionRequest = await read_model(request, ActionRequest)
+    table = await get_table_or_404(request)
+    seat = table.seat_of(who.id)
+    if seat is None:
+        raise ApiError(403, "not_seated", "you have no seat at this table")
+    if body.seat is not None and body.seat != seat:
+        raise ApiError(403, "not_your_seat", "you may act only for your own seat")
+    result = await request.app[STORE].apply(
+        table.id,
+        seat,
+        body.action.as_engine(),
+        client_action_id=body.client_action_id,
+        expected_version=body.version,
+        by="player",
+    )
+    return ok(
+        {
+            "version": result.version,
+            "events": result.events,
+            "view": engine.view(result.table.state, seat),
+            "deadline": result.table.deadline,
+            "duplicate": result.duplicate,
+        }
+    )
+
+
+async def chat_tables(request: web.Request) -> web.Response:
+    """``GET /api/chats/{chat_id}/tables`` → ``{tables: [summary…]}`` (the chat's live tables)."""
+    await identify(request)
+    tables = await request.app[STORE].chat_tables(path_chat_id(request))
+    return ok({"tables": [t.summary() for t in tables]})
+
+
+async def leaderboard(request: web.Request) -> web.Response:
+    """``GET /api/leaderboard?game=&period=week|month&chat_id=&limit=`` → ``{rows, period, period_key, game, chat_id}``.
+
+    ``rows``: ``[{user_id, name, score, matches, rank}]``; no ``chat_id`` means everyone.
+    """
+    await identify(request)
+    game = query_game(request)
+    period = request.query.get("period", "week")
+    if period not in PERIODS:
+        raise ApiError(400, "bad_request", "period must be week or month")
+    chat_id = query_int(request, "chat_id")
+    limit = query_int(request, "limit", 20)
+    if not 1 <= limit <= 100:
+        raise ApiError(400, "bad_request", "limit must be 1..100")
+    now = datetime.now(UTC)
+    rows = await request.app[STORE].leaderboard(game, period, chat_id=chat_id, at=now, limit=limit)
+    week_key, month_key = period_keys(game, now)
+    return ok(
+        {
+            "game": game,
+            "period": period,
+            "period_key": week_key if period == "week" else month_key,
+            "chat_id": chat_id,
+            "rows": rows,
+        }
+    )
+
+
+async def rating(request: web.Request) -> web.Response:
+    """``GET /api/rating?game=&chat_id=`` → ``store.user_rating`` of the caller.
+
+    ``{week: row|null, month: row|null, week_key, month_key, last: [{table, ended, balance, place}]}``.
+    """
+    who = await identify(request)
+    game = query_game(request)
+    chat_id = query_int(request, "chat_id")
+    data = await request.app[STORE].user_rating(game, who.id, chat_id=chat_id)
+    return ok(data)
+
+
+def add_routes(app: web.Application) -> None:
+    """Register the API routes on ``app``."""
+    app.router.add_get("/api/config", config, name="config")
+    app.router.add_get("/api/me", me, name="me")
+    app.router.add_get("/api/tables", my_tables, name="my_tables")
+    app.router.add_get("/api/tables/{id}", get_table, name="table")
+    app.router.add_post("/api/tables/{id}/actions", post_action, name="actions")
+    app.router.add_get("/api/chats/{chat_id}/tables", chat_tables, name="chat_tables")
+    app.router.add_get("/api/leaderboard", leaderboard, name="leaderboard")
+    app.router.add_get("/api/rating", rating, name="rating")

@@ -1,0 +1,142 @@
+"""The aiohttp application factory: ``create_app(settings, store)`` (CONTRACTS §6).
+
+One application serves the Mini App's static files (``webapp/static``), its JSON API
+(:mod:`webapp.api`, :mod:`webapp.local`), the table WebSocket (:mod:`webapp.ws`),
+the OpenAPI document (:mod:`webapp.openapi`) and, when the entry point mounts it,
+the bot's webhook (``bot.setup_bot``).
+
+Static files: ``/`` is ``index.html``; every other file of ``webapp/static`` is served
+at ``/static/<path>`` and at ``/<path>`` (the page uses relative URLs). HTML, JS, CSS
+and JSON are sent with ``Cache-Control: no-cache`` (revalidated by ETag/Last-Modified,
+so a deploy is seen at once); images and fonts are cached for a day.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import weakref
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from webapp import api, local, openapi, ws
+from webapp.auth import Authenticator, new_local_key
+from webapp.errors import error_middleware
+from webapp.keys import AUTH, LIMITER, SETTINGS, SOCKETS, STORE
+from webapp.ratelimit import TokenBuckets
+from webapp.settings import WebSettings
+
+log = logging.getLogger(__name__)
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+LONG_CACHE = frozenset({".png", ".svg", ".jpg", ".jpeg", ".webp", ".ico", ".woff", ".woff2", ".ttf"})
+
+
+def create_app(settings: WebSettings, store: Any) -> web.Application:
+    """Build the application around ``store`` (a ``store.Store``; closed by its owner, not here).
+
+    With a bot token, initData is checked against it; otherwise against a random local
+    key made now (local play signs with it; without local play nothing can sign in).
+    ``settings.run_worker`` runs ``store.run_worker`` (turn timers, computers) in the app.
+    """
+    app = web.Application(middlewares=[error_middleware], client_max_size=settings.client_max_size)
+    app[SETTINGS] = settings
+    app[STORE] = store
+    app[AUTH] = Authenticator(settings.token or new_local_key(), store, max_age=settings.init_data_max_age)
+    app[LIMITER] = TokenBuckets(settings.action_rate, settings.action_burst)
+    app[SOCKETS] = weakref.WeakSet()
+
+    app.cleanup_ctx.append(ws.hub_ctx)
+    if settings.run_worker:
+        app.cleanup_ctx.append(worker_ctx)
+    app.on_shutdown.append(ws.close_sockets)
+    app.on_response_prepare.append(security_headers)
+
+    api.add_routes(app)
+    local.add_routes(app)
+    ws.add_routes(app)
+    openapi.add_routes(app)
+    app.router.add_get("/", index, name="index")
+    app.router.add_get("/static/{path:.+}", static_file, name="static")
+    app.router.add_get("/{path:[^/]+(/[^/]+)*}", static_file, name="static_root")
+    return app
+
+
+async def worker_ctx(app: web.Application) -> AsyncIterator[None]:
+    """cleanup_ctx: ``store.run_worker(stop)`` in the background, restarted if it fails."""
+    stop = asyncio.Event()
+    store = app[STORE]
+
+    async def supervise() -> None:
+        while not stop.is_set():
+            try:
+                await store.run_worker(stop)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("store worker failed; restarting in 1 s")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), 1.0)
+
+    task = asyncio.create_task(supervise(), name="store-worker")
+    yield
+    stop.set()
+    try:
+        await asyncio.wait_for(task, 5.0)
+    except (TimeoutError, asyncio.CancelledError):
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+
+
+async def security_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """Headers for every answer: no MIME sniffing, no referrer. (No frame ban: Telegram
+    Web shows Mini Apps in an iframe.)"""
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    response.headers.setdefault("Referrer-Policy", "no-referrer")
+    if request.path.startswith("/api/"):
+        response.headers.setdefault("Cache-Control", "no-store")
+
+
+TEXT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".json": "application/json; charset=utf-8",
+    ".webmanifest": "application/manifest+json; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
+
+
+def _file_response(path: Path) -> web.FileResponse:
+    suffix = path.suffix.lower()
+    headers = {"Cache-Control": "public, max-age=86400" if suffix in LONG_CACHE else "no-cache"}
+    if suffix in TEXT_TYPES:
+        headers["Content-Type"] = TEXT_TYPES[suffix]
+    return web.FileResponse(path, headers=headers)
+
+
+async def index(request: web.Request) -> web.StreamResponse:
+    """``GET /`` (also ``/?table=<id>``): the Mini App's ``index.html``."""
+    path = STATIC_DIR / "index.html"
+    if not path.is_file():
+        raise web.HTTPNotFound(text="the front end is not built in webapp/static")
+    return _file_response(path)
+
+
+async def static_file(request: web.Request) -> web.StreamResponse:
+    """A file of ``webapp/static`` (no hidden files, nothing outside the folder); 404 otherwise."""
+    rel = request.match_info["path"]
+    parts = rel.split("/")
+    if any(not p or p.startswith(".") or "\\" in p for p in parts):
+        raise web.HTTPNotFound()
+    root = STATIC_DIR
+    path = (root / rel).resolve()
+    if not path.is_relative_to(root) or not path.is_file():
+        raise web.HTTPNotFound()
+    return _file_response(path)

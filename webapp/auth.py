@@ -1,0 +1,167 @@
+"""Telegram Mini App initData: checking it, and signing it for local play and tests.
+
+Telegram signs initData as ``hash = HMAC_SHA256(key=HMAC_SHA256("WebAppData", token),
+data_check_string)`` where the data-check-string is every received field but ``hash``,
+``key=value`` sorted by key and joined with ``\\n`` (values URL-decoded, JSON kept
+exactly as sent, escaped slashes included). We check it with aiogram's
+``safe_parse_webapp_init_data`` and add what aiogram does not: a maximum age of
+``auth_date`` (24 h by default) and a user being present.
+
+Reuse of the same initData within its age is normal (the Mini App sends it on every
+call) and accepted. initData signed for another bot fails the signature check.
+
+In local play (no bot token) the same scheme is used with a random key generated at
+start (:func:`new_local_key`), so the same checks serve both.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from aiogram.utils.web_app import WebAppInitData, safe_parse_webapp_init_data
+from aiohttp import web
+
+from store import User
+from webapp.errors import ApiError
+
+MAX_INIT_DATA = 4096  # bytes; real initData is well under 1.5 KiB
+FUTURE_SKEW = 300  # seconds an auth_date may lie in the future (clock skew)
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """The signed-in caller, from checked initData.
+
+    ``id`` Telegram user id; ``name`` first and last name; ``username``, ``language``
+    (IETF tag) when given; ``start_param`` the ``startapp`` value (a table id) when
+    opened from a direct link; ``auth_date`` epoch seconds.
+    """
+
+    id: int
+    name: str
+    username: str | None
+    language: str | None
+    start_param: str | None
+    auth_date: int
+
+
+def verify_init_data(init_data: str, token: str, *, max_age: int, now: float | None = None) -> Identity:
+    """Check ``init_data`` against ``token`` and return the caller.
+
+    Raises :class:`~webapp.errors.ApiError` 401 with ``error``: ``unauthorized`` (missing,
+    malformed, bad or foreign signature, no user) or ``auth_expired`` (``auth_date`` older
+    than ``max_age`` seconds).
+    """
+    if not init_data or not isinstance(init_data, str):
+        raise ApiError(401, "unauthorized", "initData missing")
+    if len(init_data) > MAX_INIT_DATA:
+        raise ApiError(401, "unauthorized", "initData too long")
+    try:
+        data: WebAppInitData = safe_parse_webapp_init_data(token, init_data)
+    except (ValueError, TypeError) as e:  # pydantic's ValidationError is a ValueError
+        raise ApiError(401, "unauthorized", "initData signature invalid") from e
+    now = time.time() if now is None else now
+    auth_date = int(data.auth_date.timestamp())
+    if now - auth_date > max_age:
+        raise ApiError(401, "auth_expired", "initData expired, reopen the app")
+    if auth_date - now > FUTURE_SKEW:
+        raise ApiError(401, "unauthorized", "initData from the future")
+    user = data.user
+    if user is None:
+        raise ApiError(401, "unauthorized", "initData without a user")
+    name = " ".join(p for p in (user.first_name, user.last_name) if p).strip() or (user.username or str(user.id))
+    return Identity(
+        id=user.id,
+        name=name[:64],
+        username=user.username,
+        language=user.language_code,
+        start_param=data.start_param,
+        auth_date=auth_date,
+    )
+
+
+def header_init_data(request: web.Request) -> str:
+    """The initData of ``Authorization: tma <initData>``; 401 ``unauthorized`` when absent."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "tma" or not value.strip():
+        raise ApiError(401, "unauthorized", "Authorization: tma <initData> required")
+    return value.strip()
+
+
+def sign_init_data(fields: dict[str, Any], token: str) -> str:
+    """Sign ``fields`` as Telegram does and return the initData query string.
+
+    Values that are dicts or lists are JSON-encoded (compactly, slashes escaped as
+    Telegram's clients do); strings are used as given, so a test can pass the exact
+    JSON text Telegram would send.
+    """
+    values: dict[str, str] = {}
+    for key, value in fields.items():
+        if isinstance(value, (dict, list)):
+            value = json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("/", "\\/")
+        values[key] = str(value)
+    check = "\n".join(f"{k}={v}" for k, v in sorted(values.items()))
+    secret = hmac.new(b"WebAppData", token.encode(), hashlib.sha256).digest()
+    values["hash"] = hmac.new(secret, check.encode(), hashlib.sha256).hexdigest()
+    return urlencode(values)
+
+
+def new_local_key() -> str:
+    """A random signing key for local play, in the shape of a bot token (never a real one)."""
+    return f"0:{secrets.token_urlsafe(32)}"
+
+
+def local_user_id(name: str) -> int:
+    """A stable numeric user id for a local player's ``name`` (case-insensitive).
+
+    In 10^12 … 10^12 + 2^40, above the ids local play could confuse with small test ids.
+    """
+    digest = hashlib.sha256(b"karty-local:" + name.strip().casefold().encode()).digest()
+    return 10**12 + int.from_bytes(digest[:5], "big")
+
+
+class Authenticator:
+    """Checks initData against one key and saves every user it sees (``store.save_user``).
+
+    ``token``: the bot token, or the local key in local play. A user is saved again only
+    when their name, username or language changed or :attr:`RESAVE` seconds passed.
+    """
+
+    RESAVE = 600.0
+    MAX_CACHE = 50_000
+
+    def __init__(self, token: str, store: Any, *, max_age: int) -> None:
+        self.token = token
+        self.store = store
+        self.max_age = max_age
+        self._seen: dict[int, tuple[tuple[str, str | None, str | None], float]] = {}
+
+    async def identify(self, init_data: str) -> Identity:
+        """Check ``init_data`` (401 :class:`ApiError` if bad) and save its user."""
+        who = verify_init_data(init_data, self.token, max_age=self.max_age)
+        await self.remember(who)
+        return who
+
+    async def request(self, request: web.Request) -> Identity:
+        """The caller of an HTTP request, from ``Authorization: tma <initData>``."""
+        return await self.identify(header_init_data(request))
+
+    async def remember(self, who: Identity) -> None:
+        """Save ``who`` with ``store.save_user`` unless saved recently unchanged."""
+        key = (who.name, who.username, who.language)
+        now = time.monotonic()
+        seen = self._seen.get(who.id)
+        if seen and seen[0] == key and now - seen[1] < self.RESAVE:
+            return
+        await self.store.save_user(User(id=who.id, name=who.name, username=who.username, language=who.language))
+        if len(self._seen) >= self.MAX_CACHE:
+            self._seen.clear()
+        self._seen[who.id] = (key, now)

@@ -1,0 +1,142 @@
+"""HTTP-facing errors and the one middleware that maps domain errors to HTTP.
+
+Every error answer is JSON ``{"error": code, "detail": text}`` (CONTRACTS §3):
+
+=========================  ======  ==============================================
+raised                     status  ``error``
+=========================  ======  ==============================================
+:class:`ApiError`          any     its ``code`` (``unauthorized``, ``auth_expired``,
+                                   ``bad_request``, ``not_seated``, ``too_fast`` …)
+``engine.Rejected``        422     the engine's reason (``not_your_turn`` …)
+``store.StoreError``       see     :data:`STORE_STATUS` (``stale`` 409, ``not_found`` 404 …)
+``pydantic.ValidationError`` 400   ``bad_request``
+``web.HTTPException``      its     ``too_large`` (413), ``not_found`` (404),
+                                   ``method_not_allowed`` (405) … (only under /api, /ws)
+Redis unreachable          503     ``unavailable``
+anything else              500     ``internal`` (logged)
+=========================  ======  ==============================================
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pydantic
+import redis.exceptions
+from aiohttp import web
+
+from engine import Rejected
+from store import StoreError
+
+log = logging.getLogger(__name__)
+
+STORE_STATUS: dict[str, int] = {
+    "not_found": 404,
+    "expired": 410,
+    "stale": 409,
+    "not_seated": 403,
+    "not_creator": 403,
+    "full": 409,
+    "started": 409,
+    "too_few": 409,
+    "invalid": 400,
+    "busy": 503,
+}
+
+HTTP_CODES: dict[int, str] = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "too_large",
+    415: "unsupported_media_type",
+    422: "unprocessable",
+    429: "too_fast",
+}
+
+
+class ApiError(Exception):
+    """An error answered as ``status`` with body ``{"error": code, "detail": detail}``.
+
+    ``extra`` keys are merged into the body (e.g. ``retry_after`` for 429) and
+    ``headers`` are added to the answer.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        detail: str = "",
+        *,
+        headers: dict[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(f"{status} {code}: {detail}")
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.headers = headers or {}
+        self.extra = extra
+
+
+def dumps(obj: Any) -> str:
+    """Compact JSON, UTF-8 kept as is (names are Czech and Russian)."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def json_error(
+    status: int, code: str, detail: str = "", headers: dict[str, str] | None = None, **extra: Any
+) -> web.Response:
+    """The JSON error answer ``{"error": code, "detail": detail, **extra}``."""
+    return web.json_response(
+        {"error": code, "detail": detail, **extra}, status=status, headers=headers, dumps=dumps
+    )
+
+
+def _is_api(request: web.Request) -> bool:
+    return request.path.startswith(("/api/", "/ws/")) or request.path == "/api"
+
+
+@web.middleware
+async def error_middleware(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """Map domain errors raised by the handlers to JSON HTTP errors (see the module docstring)."""
+    try:
+        return await handler(request)
+    except ApiError as e:
+        return json_error(e.status, e.code, e.detail, e.headers, **e.extra)
+    except Rejected as e:
+        return json_error(422, e.code, e.detail)
+    except StoreError as e:
+        code = getattr(e, "code", "error")
+        return json_error(STORE_STATUS.get(code, 400), code, str(e))
+    except pydantic.ValidationError as e:
+        return json_error(400, "bad_request", _validation_detail(e))
+    except web.HTTPException as e:
+        if e.status < 400 or not _is_api(request):
+            raise
+        return json_error(e.status, HTTP_CODES.get(e.status, "error"), e.reason, _safe_headers(e))
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as e:
+        log.warning("redis unavailable: %s", e)
+        return json_error(503, "unavailable", "storage unavailable, try again")
+    except Exception:
+        log.exception("unhandled error in %s %s", request.method, request.path)
+        return json_error(500, "internal", "internal error")
+
+
+def _safe_headers(e: web.HTTPException) -> dict[str, str]:
+    return {k: v for k, v in e.headers.items() if k.lower() in ("allow", "retry-after")}
+
+
+def _validation_detail(e: pydantic.ValidationError) -> str:
+    parts = []
+    for err in e.errors(include_url=False, include_input=False)[:5]:
+        where = ".".join(str(x) for x in err.get("loc", ())) or "body"
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    return "; ".join(parts)

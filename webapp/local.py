@@ -1,0 +1,148 @@
+"""Local play (S9): a sign-in without Telegram, tables with computer opponents, and an
+embedded Redis substitute when no Redis answers.
+
+Only active when :attr:`WebSettings.local` is true (``--local``/``LOCAL_PLAY`` and no
+``BOT_TOKEN``); otherwise both routes answer 404 ``not_found``. The local sign-in
+signs initData exactly as Telegram would, with a random key made at start, so the
+rest of the app checks it like any other initData.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import threading
+import time
+from typing import Any, Literal
+
+import redis.asyncio as aioredis
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field
+
+from store import LobbySettings, Seat, User
+from store.models import PLAYER_LIMITS
+from webapp.api import identify, ok, read_model, table_payload
+from webapp.auth import local_user_id, sign_init_data
+from webapp.errors import ApiError
+from webapp.keys import AUTH, SETTINGS, STORE
+
+log = logging.getLogger(__name__)
+
+COMPUTER_NAMES: dict[str, tuple[str, ...]] = {
+    "prsi": ("Karel", "Jana", "Petr", "Eva", "Honza"),
+    "penki": ("Ваня", "Маша", "Петя", "Оля", "Саша"),
+}
+
+
+class LoginRequest(BaseModel):
+    """``POST /api/local/login`` body: ``{name}`` (1–32 characters after trimming)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, str_strip_whitespace=True)
+
+    name: str = Field(min_length=1, max_length=32)
+    language: str | None = Field(None, max_length=8, pattern=r"^[A-Za-z-]+$")
+
+
+class LocalTableRequest(BaseModel):
+    """``POST /api/local/tables`` body: ``{game, players, turn_seconds?}``.
+
+    ``players`` counts you too (Prší 2–5, Penki 2–6); the others are computers.
+    ``turn_seconds``: None (off, the default for local play), 30, 60 or 120.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    game: Literal["prsi", "penki"]
+    players: int = Field(3, ge=2, le=6)
+    turn_seconds: Literal[30, 60, 120] | None = None
+
+
+def _require_local(request: web.Request) -> None:
+    if not request.app[SETTINGS].local:
+        raise ApiError(404, "not_found", "local play is off")
+
+
+async def login(request: web.Request) -> web.Response:
+    """``POST /api/local/login`` ``{name}`` → ``{init_data, user: {id, name}}``.
+
+    The user id is derived from the name (same name, same player). 404 unless local play.
+    """
+    _require_local(request)
+    body: LoginRequest = await read_model(request, LoginRequest)
+    uid = local_user_id(body.name)
+    user = {"id": uid, "first_name": body.name, "language_code": body.language or "en"}
+    init_data = sign_init_data(
+        {"user": user, "auth_date": int(time.time()), "chat_type": "sender", "chat_instance": "local"},
+        request.app[AUTH].token,
+    )
+    await request.app[STORE].save_user(User(id=uid, name=body.name, language=body.language))
+    return ok({"init_data": init_data, "user": {"id": uid, "name": body.name}})
+
+
+async def create_table(request: web.Request) -> web.Response:
+    """``POST /api/local/tables`` → ``{table, seat, version, deadline, view}`` (as ``GET /api/tables/{id}``).
+
+    A new table with the caller in the first seat and computers in the others. 404
+    unless local play; 400 for a player count the game does not take.
+    """
+    _require_local(request)
+    who = await identify(request)
+    body: LocalTableRequest = await read_model(request, LocalTableRequest)
+    lo, hi = PLAYER_LIMITS[body.game]
+    if not lo <= body.players <= hi:
+        raise ApiError(400, "bad_request", f"{body.game} takes {lo}-{hi} players")
+    names = COMPUTER_NAMES[body.game]
+    seats = [Seat(seat=f"u{who.id}", user_id=who.id, name=who.name)]
+    seats += [
+        Seat(seat=f"c{i}", user_id=None, name=f"🤖 {names[(i - 1) % len(names)]}", computer=True)
+        for i in range(1, body.players)
+    ]
+    settings = LobbySettings(players=body.players, turn_seconds=body.turn_seconds)
+    table = await request.app[STORE].create_table(game=body.game, seats=seats, settings=settings)
+    return ok(table_payload(table, table.seat_of(who.id)), status=201)
+
+
+def add_routes(app: web.Application) -> None:
+    """Register the local-play routes (they answer 404 unless local play is on)."""
+    app.router.add_post("/api/local/login", login, name="local_login")
+    app.router.add_post("/api/local/tables", create_table, name="local_tables")
+
+
+# --- the embedded Redis substitute ---------------------------------------------------------
+async def redis_answers(url: str, timeout: float = 1.0) -> bool:
+    """True when a Redis at ``url`` answers PING within ``timeout`` seconds."""
+    client = aioredis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+    try:
+        return bool(await asyncio.wait_for(client.ping(), timeout))
+    except Exception:
+        return False
+    finally:
+        await client.aclose()
+
+
+class EmbeddedRedis:
+    """fakeredis's TCP server in a background thread, on ``host`` and a free port.
+
+    ``url`` is what to connect to; :meth:`stop` shuts it down. Lua (lupa) and pub/sub
+    work, so the store runs on it unchanged. Data lives in this process only.
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        from fakeredis import TcpFakeServer
+
+        if port == 0:
+            with socket.socket() as s:
+                s.bind((host, 0))
+                port = s.getsockname()[1]
+        self.server: Any = TcpFakeServer((host, port), server_type="redis")
+        self.url = f"redis://{host}:{port}/0"
+        self._thread = threading.Thread(target=self.server.serve_forever, name="fakeredis", daemon=True)
+
+    def start(self) -> EmbeddedRedis:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,321 @@
+"""The OpenAPI 3.1 document of the API, served at ``GET /api/openapi.json``.
+
+Request bodies come from the pydantic models (``model_json_schema``); answers are
+described by hand, briefly. The WebSocket is listed as a ``GET`` answering 101, its
+messages described in the text (OpenAPI has no WebSocket object).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+from pydantic import BaseModel
+
+from webapp.api import Action, ActionRequest, ok
+from webapp.local import LocalTableRequest, LoginRequest
+
+REF = "#/components/schemas/{model}"
+
+
+def _schemas() -> dict[str, Any]:
+    schemas: dict[str, Any] = {}
+    models: list[type[BaseModel]] = [Action, ActionRequest, LoginRequest, LocalTableRequest]
+    for model in models:
+        schema = model.model_json_schema(ref_template=REF)
+        schemas.update(schema.pop("$defs", {}))
+        schemas[model.__name__] = schema
+    obj = {"type": "object"}
+    schemas.update(
+        {
+            "Error": {
+                "type": "object",
+                "required": ["error", "detail"],
+                "properties": {
+                    "error": {"type": "string", "description": "a code: unauthorized, not_seated, stale, …"},
+                    "detail": {"type": "string"},
+                },
+            },
+            "Seat": {
+                "type": "object",
+                "properties": {
+                    "seat": {"type": "string"},
+                    "user_id": {"type": ["integer", "null"]},
+                    "name": {"type": "string"},
+                    "computer": {"type": "boolean"},
+                    "auto": {"type": "boolean"},
+                    "strikes": {"type": "integer"},
+                },
+            },
+            "TableSummary": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string"},
+                    "game": {"enum": ["prsi", "penki"]},
+                    "chat_id": {"type": ["integer", "null"]},
+                    "thread_id": {"type": ["integer", "null"]},
+                    "lobby_id": {"type": ["string", "null"]},
+                    "seats": {"type": "array", "items": {"$ref": REF.format(model="Seat")}},
+                    "settings": {
+                        "type": "object",
+                        "properties": {
+                            "players": {"type": "integer"},
+                            "turn_seconds": {"type": ["integer", "null"]},
+                        },
+                    },
+                    "version": {"type": "integer"},
+                    "deadline": {"type": ["number", "null"]},
+                    "rated": {"type": "boolean"},
+                    "created": {"type": "number"},
+                    "over": {"type": "boolean"},
+                },
+            },
+            "View": {**obj, "description": "engine.view(state, seat): see CONTRACTS §1"},
+            "TableAnswer": {
+                "type": "object",
+                "required": ["table", "seat", "version", "deadline", "view"],
+                "properties": {
+                    "table": {"$ref": REF.format(model="TableSummary")},
+                    "seat": {"type": ["string", "null"], "description": "the caller's seat; null: spectator"},
+                    "version": {"type": "integer"},
+                    "deadline": {"type": ["number", "null"], "description": "epoch seconds of the turn timer"},
+                    "view": {"$ref": REF.format(model="View")},
+                },
+            },
+            "ActionAnswer": {
+                "type": "object",
+                "properties": {
+                    "version": {"type": "integer"},
+                    "events": {"type": "array", "items": obj},
+                    "view": {"$ref": REF.format(model="View")},
+                    "deadline": {"type": ["number", "null"]},
+                    "duplicate": {"type": "boolean"},
+                },
+            },
+            "Tables": {
+                "type": "object",
+                "properties": {"tables": {"type": "array", "items": {"$ref": REF.format(model="TableSummary")}}},
+            },
+            "LeaderboardRow": {
+                "type": "object",
+                "properties": {
+                    "user_id": {"type": "integer"},
+                    "name": {"type": "string"},
+                    "score": {"type": "integer"},
+                    "matches": {"type": "integer"},
+                    "rank": {"type": "integer"},
+                },
+            },
+        }
+    )
+    return schemas
+
+
+def _json(schema: dict[str, Any] | str, description: str = "OK") -> dict[str, Any]:
+    if isinstance(schema, str):
+        schema = {"$ref": REF.format(model=schema)}
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _body(model: str) -> dict[str, Any]:
+    return {"required": True, "content": {"application/json": {"schema": {"$ref": REF.format(model=model)}}}}
+
+
+def _errors(*statuses: int) -> dict[str, Any]:
+    text = {
+        400: "bad request (junk JSON, wrong types, bad query)",
+        401: "initData missing, invalid, foreign or expired (error: unauthorized | auth_expired)",
+        403: "not seated here, or another seat (not_seated | not_your_seat)",
+        404: "not found (or local play off)",
+        409: "stale version",
+        413: "body too large",
+        422: "the engine refused the action; error is its reason",
+        429: "too many actions (too_fast; Retry-After)",
+    }
+    return {str(s): _json("Error", text[s]) for s in statuses}
+
+
+AUTH = [{"tma": []}]
+TABLE_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+GAME_Q = {"name": "game", "in": "query", "required": True, "schema": {"enum": ["prsi", "penki"]}}
+CHAT_Q = {"name": "chat_id", "in": "query", "required": False, "schema": {"type": "integer"}}
+
+
+def document() -> dict[str, Any]:
+    """The OpenAPI 3.1 document (a plain dict)."""
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Karty Mini App API",
+            "version": "1.0",
+            "description": "Prší and Penki tables for the Telegram Mini App. Errors are "
+            '`{"error": code, "detail": text}`. Authenticate with `Authorization: tma <initData>`.',
+        },
+        "components": {
+            "schemas": _schemas(),
+            "securitySchemes": {
+                "tma": {
+                    "type": "apiKey",
+                    "in": "header",
+                    "name": "Authorization",
+                    "description": "`tma <initData>`: Telegram's signed initData, at most 24 h old",
+                }
+            },
+        },
+        "security": AUTH,
+        "paths": {
+            "/api/openapi.json": {
+                "get": {"summary": "This document", "security": [], "responses": {"200": _json({"type": "object"})}}
+            },
+            "/api/config": {
+                "get": {
+                    "summary": "Front-end configuration",
+                    "security": [],
+                    "responses": {
+                        "200": _json(
+                            {
+                                "type": "object",
+                                "properties": {
+                                    "local": {"type": "boolean"},
+                                    "bot_username": {"type": ["string", "null"]},
+                                    "app_short_name": {"type": ["string", "null"]},
+                                },
+                            }
+                        )
+                    },
+                }
+            },
+            "/api/me": {
+                "get": {
+                    "summary": "The signed-in user",
+                    "responses": {"200": _json({"type": "object"}), **_errors(401)},
+                }
+            },
+            "/api/local/login": {
+                "post": {
+                    "summary": "Local sign-in (local play only): signed initData for a name",
+                    "security": [],
+                    "requestBody": _body("LoginRequest"),
+                    "responses": {
+                        "200": _json(
+                            {
+                                "type": "object",
+                                "properties": {"init_data": {"type": "string"}, "user": {"type": "object"}},
+                            }
+                        ),
+                        **_errors(400, 404, 413),
+                    },
+                }
+            },
+            "/api/local/tables": {
+                "post": {
+                    "summary": "A new table with you and computer players (local play only)",
+                    "requestBody": _body("LocalTableRequest"),
+                    "responses": {"201": _json("TableAnswer", "Created"), **_errors(400, 401, 404, 413)},
+                }
+            },
+            "/api/tables": {
+                "get": {
+                    "summary": "The caller's live tables",
+                    "responses": {"200": _json("Tables"), **_errors(401)},
+                }
+            },
+            "/api/tables/{id}": {
+                "get": {
+                    "summary": "A table: its seats, your seat, version, turn deadline and your view",
+                    "parameters": [TABLE_ID],
+                    "responses": {"200": _json("TableAnswer"), **_errors(401, 404)},
+                }
+            },
+            "/api/tables/{id}/actions": {
+                "post": {
+                    "summary": "Play an action at your seat",
+                    "parameters": [TABLE_ID],
+                    "requestBody": _body("ActionRequest"),
+                    "responses": {
+                        "200": _json("ActionAnswer"),
+                        **_errors(400, 401, 403, 404, 409, 413, 422, 429),
+                    },
+                }
+            },
+            "/api/chats/{chat_id}/tables": {
+                "get": {
+                    "summary": "A chat's live tables",
+                    "parameters": [{"name": "chat_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+                    "responses": {"200": _json("Tables"), **_errors(400, 401)},
+                }
+            },
+            "/api/leaderboard": {
+                "get": {
+                    "summary": "A leaderboard: a chat's or everyone's, this week or month",
+                    "parameters": [
+                        GAME_Q,
+                        {"name": "period", "in": "query", "schema": {"enum": ["week", "month"], "default": "week"}},
+                        CHAT_Q,
+                        {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
+                    ],
+                    "responses": {
+                        "200": _json(
+                            {
+                                "type": "object",
+                                "properties": {
+                                    "rows": {"type": "array", "items": {"$ref": REF.format(model="LeaderboardRow")}},
+                                    "period": {"enum": ["week", "month"]},
+                                    "period_key": {"type": "string", "examples": ["2026-W49", "2026-11"]},
+                                    "game": {"type": "string"},
+                                    "chat_id": {"type": ["integer", "null"]},
+                                },
+                            }
+                        ),
+                        **_errors(400, 401),
+                    },
+                }
+            },
+            "/api/rating": {
+                "get": {
+                    "summary": "The caller's weekly and monthly rating, rank and last results",
+                    "parameters": [GAME_Q, CHAT_Q],
+                    "responses": {
+                        "200": _json(
+                            {
+                                "type": "object",
+                                "properties": {
+                                    "week": {"oneOf": [{"$ref": REF.format(model="LeaderboardRow")}, {"type": "null"}]},
+                                    "month": {"oneOf": [{"$ref": REF.format(model="LeaderboardRow")}, {"type": "null"}]},
+                                    "week_key": {"type": "string"},
+                                    "month_key": {"type": "string"},
+                                    "last": {"type": "array", "items": {"type": "object"}},
+                                },
+                            }
+                        ),
+                        **_errors(400, 401),
+                    },
+                }
+            },
+            "/ws/tables/{id}": {
+                "get": {
+                    "summary": "The table's live feed (WebSocket)",
+                    "description": (
+                        'Upgrade to a WebSocket, then send `{"type": "auth", "init_data": "…", "since": n?}` '
+                        'within 10 s. The server sends `{"type": "state", "table", "version", "seat", "view", '
+                        '"events", "deadline", "seats", "by"}` at once and on every new version (your own view; '
+                        'spectators the public one). Send `{"type": "ping"}` every 10–20 s; the answer is '
+                        '`{"type": "pong"}`. Errors: `{"type": "error", "error", "detail"}` then a close '
+                        "(4401 unauthorized, 4400 bad message, 4404 table gone, 4408 idle, 1001 shutdown)."
+                    ),
+                    "security": [],
+                    "parameters": [TABLE_ID],
+                    "responses": {"101": {"description": "Switching Protocols"}, **_errors(400, 401, 404)},
+                }
+            },
+        },
+    }
+
+
+async def openapi_json(request: web.Request) -> web.Response:
+    """``GET /api/openapi.json``: the OpenAPI 3.1 document. No auth."""
+    return ok(document())
+
+
+def add_routes(app: web.Application) -> None:
+    app.router.add_get("/api/openapi.json", openapi_json, name="openapi")

@@ -1,0 +1,58 @@
+"""The web application's settings (pydantic-settings, read from the environment).
+
+Nothing is read at import time: the entry point (``python -m webapp``) builds one
+:class:`WebSettings` and hands it to :func:`webapp.app.create_app`; tests build their own.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class WebSettings(BaseSettings):
+    """Settings of the aiohttp application.
+
+    Environment variables (all optional): ``HOST`` (127.0.0.1), ``PORT`` (8080),
+    ``REDIS_URL`` (redis://127.0.0.1:6379/0), ``PUBLIC_URL`` (the https origin the
+    Mini App is served at, for links), ``LOCAL_PLAY`` (local sign-in and tables with
+    computer players; ignored whenever ``BOT_TOKEN`` is set), ``BOT_TOKEN`` (the bot's
+    token: initData is checked against it), ``BOT_USERNAME`` and ``WEBAPP_SHORT_NAME``
+    (given to the front end by ``/api/config`` for direct links).
+    """
+
+    model_config = SettingsConfigDict(env_prefix="", extra="ignore", case_sensitive=False, populate_by_name=True)
+
+    host: str = Field("127.0.0.1", alias="HOST")
+    port: int = Field(8080, alias="PORT", ge=0, le=65535)
+    redis_url: str = Field("redis://127.0.0.1:6379/0", alias="REDIS_URL")
+    public_url: str | None = Field(None, alias="PUBLIC_URL")
+    local_play: bool = Field(False, alias="LOCAL_PLAY")
+    bot_token: SecretStr | None = Field(None, alias="BOT_TOKEN")
+    bot_username: str | None = Field(None, alias="BOT_USERNAME")
+    webapp_short_name: str | None = Field(None, alias="WEBAPP_SHORT_NAME")
+
+    # Limits (seldom changed; tests lower some of them).
+    init_data_max_age: int = Field(24 * 3600, alias="INIT_DATA_MAX_AGE", description="seconds")
+    client_max_size: int = Field(16 * 1024, alias="CLIENT_MAX_SIZE", description="bytes per request body")
+    action_rate: float = Field(10.0, alias="ACTION_RATE", description="actions per second per user")
+    action_burst: int = Field(20, alias="ACTION_BURST", description="token bucket size")
+    ws_max_msg_size: int = Field(8 * 1024, alias="WS_MAX_MSG_SIZE")
+    ws_auth_timeout: float = Field(10.0, alias="WS_AUTH_TIMEOUT", description="seconds to send the auth message")
+    ws_idle_timeout: float = Field(90.0, alias="WS_IDLE_TIMEOUT", description="seconds without a client message")
+    ws_heartbeat: float = Field(25.0, alias="WS_HEARTBEAT", description="protocol-level ping interval")
+    ws_send_queue: int = Field(8, alias="WS_SEND_QUEUE", description="messages queued per socket before collapsing")
+    ws_send_timeout: float = Field(15.0, alias="WS_SEND_TIMEOUT", description="a send stuck longer closes the socket")
+    ws_resync_seconds: float = Field(5.0, alias="WS_RESYNC_SECONDS", description="poll for versions pub/sub lost")
+    presence_ttl: int = Field(30, alias="PRESENCE_TTL")
+    run_worker: bool = Field(True, alias="RUN_WORKER", description="run store.run_worker in this process")
+
+    @property
+    def token(self) -> str | None:
+        """The bot token as plain text, or None (no bot: local play only)."""
+        return self.bot_token.get_secret_value() if self.bot_token else None
+
+    @property
+    def local(self) -> bool:
+        """True when local play is on: asked for and no real bot token configured (S9)."""
+        return self.local_play and not self.token
