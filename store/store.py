@@ -743,10 +743,14 @@ class Store:
         for due, sid in dues:
             if due > now:
                 break
+            by = "computer" if seats[sid]["computer"] or seats[sid]["auto"] else "timer"
             action = engine.computer_action(state, sid)
+            if by == "timer" and action is not None and action.get("a") in CALLOUTS:
+                # the timer moves for an absent person; it never calls out for them (S3)
+                legal = engine.legal_actions(state, sid)
+                action = legal[0] if legal else None
             if action is None:
                 continue
-            by = "computer" if seats[sid]["computer"] or seats[sid]["auto"] else "timer"
             try:
                 await self.apply(table_id, sid, action, expected_version=doc["version"], by=by, now=now)
                 return 1

@@ -1,0 +1,201 @@
+"""store worker (S4): turn timers, strikes and auto play, computer seats, claims exactly once.
+
+Time is driven with ``tick(now=...)``; every test runs on fakeredis and the real Redis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import engine
+from store import LobbySettings, Seat
+from store.store import CALLOUTS, LEASE
+
+
+def people(n: int) -> list[Seat]:
+    return [Seat(seat=f"u{100 + i}", user_id=100 + i, name=f"Player {i}") for i in range(n)]
+
+
+def computers(n: int) -> list[Seat]:
+    return [Seat(seat=f"c{i + 1}", name=f"Computer {i + 1}", computer=True) for i in range(n)]
+
+
+T30 = LobbySettings(players=3, turn_seconds=30)
+OFF = LobbySettings(players=3, turn_seconds=None)
+
+
+async def test_timer_plays_for_an_absent_seat_when_its_turn_time_runs_out(store):
+    table = await store.create_table(game="prsi", seats=people(3), settings=T30, seed=4)
+    seat = engine.awaiting(table.state)[0]
+    assert table.deadline is not None
+    assert table.deadline - store.clock() <= 30
+    assert await store.next_due(table.id) == table.deadline
+    assert await store.tick(now=table.deadline - 1) == 0
+    assert (await store.get_table(table.id)).version == 0
+    assert await store.tick(now=table.deadline + 0.01) == 1
+    after = await store.get_table(table.id)
+    assert after.version == 1
+    entry = (await store.log(table.id))[-1]
+    assert entry["seat"] == seat and entry["by"] == "timer"
+    assert after.seat(seat).strikes == 1 and not after.seat(seat).auto
+    # the next player's clock started at the timer's move
+    assert after.deadline == table.deadline + 0.01 + 30
+
+
+async def test_three_timeouts_in_a_row_hand_the_seat_to_the_computer_until_the_player_acts(store):
+    table = await store.create_table(game="prsi", seats=people(2), settings=T30, seed=8)
+    now = store.clock()
+    me = "u100"
+    for _ in range(40):
+        table = await store.get_table(table.id)
+        if table.seat(me).auto:
+            break
+        now = max(now, await store.next_due(table.id)) + 0.01
+        assert await store.tick(now=now) == 1
+    seat = table.seat(me)
+    assert seat.auto and seat.strikes == 3
+    timer_moves = [e for e in await store.log(table.id) if e["seat"] == me]
+    assert [e["by"] for e in timer_moves] == ["timer"] * 3
+    # now the computer plays for them after a short delay, not after 30 s
+    for _ in range(40):
+        table = await store.get_table(table.id)
+        if engine.awaiting(table.state) == [me]:
+            break
+        now = max(now, await store.next_due(table.id)) + 0.01
+        await store.tick(now=now)
+    due = await store.next_due(table.id)
+    assert due - now <= 1.2 + 0.05
+    assert table.deadline is None  # nobody's turn clock runs: the computer plays for them
+    await store.tick(now=due + 0.001)
+    assert (await store.log(table.id))[-1]["by"] == "computer"
+    # … until the player acts again
+    for _ in range(40):
+        table = await store.get_table(table.id)
+        if engine.awaiting(table.state) == [me]:
+            break
+        now = max(now, await store.next_due(table.id)) + 0.01
+        await store.tick(now=now)
+    res = await store.apply(table.id, me, engine.computer_action(table.state, me))
+    assert res.table.seat(me).strikes == 0 and not res.table.seat(me).auto
+
+
+async def test_a_players_own_move_resets_the_strikes(store):
+    table = await store.create_table(game="prsi", seats=people(2), settings=T30, seed=8)
+    me = "u100"
+    now = store.clock()
+    while (await store.get_table(table.id)).seat(me).strikes < 2:
+        now = max(now, await store.next_due(table.id)) + 0.01
+        await store.tick(now=now)
+    table = await store.get_table(table.id)
+    while engine.awaiting(table.state) != [me]:
+        other = engine.awaiting(table.state)[0]
+        table = (await store.apply(table.id, other, engine.computer_action(table.state, other))).table
+    res = await store.apply(table.id, me, engine.computer_action(table.state, me))
+    assert res.table.seat(me).strikes == 0
+
+
+async def test_a_restart_loses_no_deadline(store, store_factory):
+    table = await store.create_table(game="prsi", seats=people(3), settings=T30, seed=4)
+    await store.close()  # every process goes away
+    fresh = await store_factory()
+    assert await fresh.next_due(table.id) == table.deadline
+    assert await fresh.tick(now=table.deadline + 0.01) == 1
+    assert (await fresh.log(table.id))[-1]["by"] == "timer"
+
+
+async def test_a_claim_by_a_worker_that_died_comes_due_again_after_the_lease(store, store_factory):
+    table = await store.create_table(game="prsi", seats=people(3), settings=T30, seed=4)
+    now = table.deadline + 0.01
+    claimed = await store._claim(keys=[store.keys.deadlines], args=[repr(now), repr(now + LEASE), 10])
+    assert claimed == [table.id]  # … and this worker dies before moving
+    other = await store_factory()
+    assert await other.tick(now=now) == 0
+    assert await other.tick(now=now + LEASE + 0.01) == 1
+    assert (await other.get_table(table.id)).version == 1
+
+
+async def test_concurrent_workers_claim_each_due_table_exactly_once(store, store_factory):
+    tables = [await store.create_table(game="prsi", seats=people(3), settings=T30, seed=i) for i in range(8)]
+    now = max(t.deadline for t in tables) + 0.01
+    workers = [store, await store_factory(), await store_factory()]
+    moved = await asyncio.gather(*(w.tick(now=now) for w in workers for _ in range(2)))
+    assert sum(moved) == 8
+    for t in tables:
+        assert [e["version"] for e in await store.log(t.id)] == [1]
+
+
+async def test_timer_off_sets_no_deadline_for_people(store):
+    table = await store.create_table(game="prsi", seats=people(3), settings=OFF, seed=4)
+    assert table.deadline is None and await store.next_due(table.id) is None
+    assert await store.tick(now=store.clock() + 10_000) == 0
+
+
+async def test_computer_seats_move_after_a_short_delay_and_their_game_is_unrated(store):
+    table = await store.create_table(game="prsi", seats=people(1) + computers(2), settings=OFF, seed=21)
+    assert not table.rated
+    now = store.clock()
+    for _ in range(600):
+        table = await store.get_table(table.id)
+        if table.state.over:
+            break
+        seat = engine.awaiting(table.state)[0]
+        if seat == "u100":
+            assert table.deadline is None and await store.next_due(table.id) is None
+            res = await store.apply(table.id, seat, engine.computer_action(table.state, seat), now=now)
+            assert res.table.seat(seat).strikes == 0
+        else:
+            due = await store.next_due(table.id)
+            assert 0.6 - 1e-6 <= due - now <= 1.2 + 1e-6
+            assert await store.tick(now=due - 0.01) == 0
+            now = due + 0.001
+            assert await store.tick(now=now) == 1
+    assert table.state.over
+    assert {e["by"] for e in await store.log(table.id) if e["seat"] != "u100"} == {"computer"}
+    assert await store.next_due(table.id) is None
+    assert await store.ledger() == []
+
+
+async def test_run_worker_moves_computer_seats_and_stops_on_request(store):
+    table = await store.create_table(game="prsi", seats=computers(2), seed=5)
+    stop = asyncio.Event()
+    task = asyncio.create_task(store.run_worker(stop, interval=0.05))
+    try:
+        for _ in range(60):
+            if (await store.get_table(table.id)).version >= 1:
+                break
+            await asyncio.sleep(0.05)
+        assert (await store.get_table(table.id)).version >= 1
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 2)
+
+
+async def test_penki_computer_seats_call_out_out_of_turn_after_a_short_delay(store):
+    """R6, R17, R18: computer seats' callouts are scheduled even when it is not their turn."""
+    rng = random.Random(3)
+    out_of_turn: list[dict] = []
+    for seed in range(6):
+        table = await store.create_table(game="penki", seats=people(1) + computers(2), settings=OFF, seed=seed)
+        now = store.clock()
+        for _ in range(400):
+            table = await store.get_table(table.id)
+            if table.state.over or out_of_turn:
+                break
+            due = await store.next_due(table.id)
+            if due is not None:
+                waiting = engine.awaiting(table.state)
+                assert 0 < due - now <= 1.2 + 1e-6 or due <= now
+                now = max(now, due) + 0.001
+                if await store.tick(now=now):
+                    entry = (await store.log(table.id))[-1]
+                    assert entry["by"] == "computer"
+                    if entry["action"]["a"] in CALLOUTS and entry["seat"] not in waiting:
+                        out_of_turn.append(entry)
+                    continue
+            if "u100" in engine.awaiting(table.state):
+                legal = engine.legal_actions(table.state, "u100")
+                await store.apply(table.id, "u100", rng.choice(legal), now=now)
+        if out_of_turn:
+            break
+    assert out_of_turn
