@@ -1,0 +1,170 @@
+"""Wiring: the Bot, the Dispatcher with its routers and middlewares, the sender,
+the lobby messages, the notifier — and :func:`setup_bot` (docs/CONTRACTS.md §5).
+
+Nothing is read at import time. :class:`BotRuntime` owns every piece; tests build
+one around a ``Bot`` pointed at a fake Bot API server and feed updates with
+:meth:`BotRuntime.feed` (``Dispatcher.feed_raw_update``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from aiogram import Bot, Dispatcher
+from aiogram.client.default import DefaultBotProperties
+from aiogram.client.session.aiohttp import AiohttpSession
+from aiogram.client.telegram import TelegramAPIServer
+from aiogram.webhook.aiohttp_server import SimpleRequestHandler
+from aiohttp import web
+
+from bot.handlers import routers
+from bot.handlers.lobby import Prober
+from bot.i18n import LanguagePrefs, UserLocaleMiddleware, make_i18n
+from bot.lobbies import LobbyMessages
+from bot.middlewares import DedupeMiddleware
+from bot.notifier import Notifier
+from bot.sender import Sender
+from bot.settings import BotSettings
+
+log = logging.getLogger(__name__)
+
+def create_bot(settings: BotSettings) -> Bot:
+    """An aiogram ``Bot`` (HTML parse mode) on ``TELEGRAM_API_URL`` when set, else Telegram's."""
+    session = None
+    if settings.telegram_api_url:
+        session = AiohttpSession(api=TelegramAPIServer.from_base(settings.telegram_api_url))
+    return Bot(settings.bot_token, session=session, default=DefaultBotProperties(parse_mode="HTML"))
+
+
+class BotRuntime:
+    """Everything the bot runs, built around ``store`` (a ``store.Store``) and ``settings``.
+
+    Attributes: ``bot``, ``dp`` (Dispatcher; ``dp["store"]``, ``dp["sender"]``,
+    ``dp["lobbies"]``, ``dp["settings"]``, ``dp["prober"]``, ``dp["lang_prefs"]``),
+    ``sender``, ``lobbies``, ``notifier``, ``i18n``.
+    """
+
+    def __init__(self, store: Any, settings: BotSettings, *, bot: Bot | None = None) -> None:
+        self.store = store
+        self.settings = settings
+        self.bot = bot or create_bot(settings)
+        self.i18n = make_i18n()
+        self.sender = Sender(
+            self.bot,
+            store,
+            rate_global=settings.rate_global,
+            rate_chat=settings.rate_chat,
+            group_per_minute=settings.rate_group_per_minute,
+            retries=settings.send_retries,
+        )
+        self.lobbies = LobbyMessages(self.bot, store, self.sender, self.i18n, settings, delay=settings.lobby_edit_delay,
+                                     max_delay=max(5.0, settings.lobby_edit_delay))
+        self.prober = Prober(self.sender, store)
+        self.lang_prefs = LanguagePrefs(store)
+        self.notifier = Notifier(self.bot, store, self.sender, self.i18n, settings,
+                                 consumer=settings.notifier_consumer)
+        self.dp = self._dispatcher()
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._stop = asyncio.Event()
+
+    def _dispatcher(self) -> Dispatcher:
+        dp = Dispatcher(name="karty")
+        dp["store"] = self.store
+        dp["settings"] = self.settings
+        dp["sender"] = self.sender
+        dp["lobbies"] = self.lobbies
+        dp["prober"] = self.prober
+        dp["lang_prefs"] = self.lang_prefs
+        dp.update.outer_middleware(DedupeMiddleware(self.store))
+        locale_mw = UserLocaleMiddleware(self.i18n, self.store, self.lang_prefs)
+        for observer in (dp.message, dp.callback_query, dp.errors):
+            observer.middleware(locale_mw)
+        dp.include_routers(*routers())
+        return dp
+
+    async def feed(self, update: dict[str, Any]) -> Any:
+        """Handle one raw update (a dict shaped like Telegram's ``Update``)."""
+        return await self.dp.feed_raw_update(self.bot, update)
+
+    # -- background tasks ------------------------------------------------------------------------
+    def start_notifier(self) -> None:
+        self._tasks.append(asyncio.create_task(self.notifier.run(self._stop), name="karty-notifier"))
+
+    def start_polling(self) -> None:
+        self._tasks.append(asyncio.create_task(self._poll(), name="karty-polling"))
+
+    async def _poll(self) -> None:
+        try:
+            await self.bot.delete_webhook(drop_pending_updates=False)
+        except Exception:
+            log.exception("deleteWebhook failed; polling anyway")
+        await self.dp.start_polling(
+            self.bot, handle_signals=False, close_bot_session=False,
+            allowed_updates=self.dp.resolve_used_update_types(),
+        )
+
+    async def set_webhook(self) -> None:
+        assert self.settings.webhook_url
+        await self.bot.set_webhook(
+            self.settings.webhook_url,
+            secret_token=self.settings.secret_token(),
+            allowed_updates=self.dp.resolve_used_update_types(),
+            drop_pending_updates=False,
+        )
+
+    async def stop(self) -> None:
+        """Stop the tasks, pending lobby edits and the Bot's HTTP session."""
+        self._stop.set()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks.clear()
+        await self.lobbies.close()
+        with contextlib.suppress(Exception):
+            await self.dp.emit_shutdown(bot=self.bot)
+        await self.bot.session.close()
+
+
+RUNTIME_KEY: web.AppKey[BotRuntime] = web.AppKey("karty_bot", BotRuntime)
+
+
+async def setup_bot(app: web.Application, store: Any, settings: BotSettings) -> None:
+    """Attach the bot to ``app`` (CONTRACTS §5).
+
+    With ``WEBHOOK_URL``: aiogram's ``SimpleRequestHandler`` (checking the
+    ``X-Telegram-Bot-Api-Secret-Token`` header against :meth:`BotSettings.secret_token`)
+    at ``WEBHOOK_PATH``, and ``setWebhook`` on startup. Without: long polling in a
+    background task. Either way the notifier task reading ``store.outbox_read``.
+    All of it in ``app.cleanup_ctx``; the runtime is ``app[RUNTIME_KEY]``.
+    Raises ``ValueError`` when ``BOT_TOKEN`` is empty.
+    """
+    if not settings.bot_token:
+        raise ValueError("BOT_TOKEN is not set")
+    runtime = BotRuntime(store, settings)
+    app[RUNTIME_KEY] = runtime
+    if settings.webhook_url:
+        SimpleRequestHandler(
+            dispatcher=runtime.dp, bot=runtime.bot, secret_token=settings.secret_token(),
+            handle_in_background=True,
+        ).register(app, path=settings.webhook_path)
+
+    async def bot_ctx(_app: web.Application) -> AsyncIterator[None]:
+        await runtime.dp.emit_startup(bot=runtime.bot)
+        if settings.webhook_url:
+            try:
+                await runtime.set_webhook()
+            except Exception:
+                log.exception("setWebhook failed (updates will not arrive until it succeeds)")
+        else:
+            runtime.start_polling()
+        runtime.start_notifier()
+        yield
+        await runtime.stop()
+
+    app.cleanup_ctx.append(bot_ctx)

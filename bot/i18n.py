@@ -1,0 +1,154 @@
+"""Languages (S8): gettext catalogues ``bot/locales/{cs,ru,en}/LC_MESSAGES/karty.mo``.
+
+A user's language is the one they chose with ``/lang``, else the one of their
+Telegram client (``language_code``: cs/sk → Czech, ru/uk/be/kk → Russian), else
+English. The effective language is kept in ``store.User.language`` so the other
+processes (the Mini App, the notifier) use it too; a user's explicit choice is
+remembered in :class:`LanguagePrefs` so Telegram's code no longer overrides it.
+
+Texts rendered outside a handler (debounced lobby edits, notifications) use
+:func:`locale_scope`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from aiogram.types import TelegramObject
+from aiogram.types import User as TgUser
+from aiogram.utils.i18n import I18n, I18nMiddleware
+
+log = logging.getLogger(__name__)
+
+LOCALES_DIR = Path(__file__).parent / "locales"
+DOMAIN = "karty"
+LANGUAGES: tuple[str, ...] = ("en", "cs", "ru")
+DEFAULT = "en"
+LANGUAGE_NAMES = {"en": "English", "cs": "Čeština", "ru": "Русский"}
+
+_ALIASES = {"cs": "cs", "sk": "cs", "ru": "ru", "uk": "ru", "be": "ru", "kk": "ru", "en": "en"}
+
+
+def make_i18n() -> I18n:
+    """The I18n over the compiled catalogues (``RuntimeError`` if a ``.po`` is not compiled)."""
+    return I18n(path=LOCALES_DIR, default_locale=DEFAULT, domain=DOMAIN)
+
+
+def pick_language(code: str | None) -> str:
+    """Telegram ``language_code`` ("cs", "ru-RU", "en-us", None …) → "cs" | "ru" | "en"."""
+    if not code:
+        return DEFAULT
+    base = code.replace("_", "-").split("-")[0].lower()
+    return _ALIASES.get(base, DEFAULT)
+
+
+@contextlib.contextmanager
+def locale_scope(i18n: I18n, locale: str | None) -> Iterator[None]:
+    """Make ``gettext``/``_`` translate into ``locale`` inside the block."""
+    with i18n.context(), i18n.use_locale(locale if locale in LANGUAGES else DEFAULT):
+        yield
+
+
+def display_name(user: TgUser) -> str:
+    """``first_name last_name`` (raw: escape before putting it into HTML)."""
+    return " ".join(p for p in (user.first_name, user.last_name) if p).strip() or (user.username or str(user.id))
+
+
+def store_prefix(store: Any) -> str:
+    """The store's Redis key prefix (``store.keys.prefix``), ``"karty"`` if it has none."""
+    keys = getattr(store, "keys", None)
+    return getattr(keys, "prefix", None) or getattr(store, "prefix", None) or "karty"
+
+
+class LanguagePrefs:
+    """Which users chose their language explicitly (``/lang``).
+
+    Kept in Redis (``<prefix>:bot:lang:explicit``, a set, no TTL) when the store
+    exposes its client as ``store.redis``; otherwise in this process only.
+    """
+
+    def __init__(self, store: Any) -> None:
+        self.redis = getattr(store, "redis", None)
+        prefix = store_prefix(store)
+        self.key = f"{prefix}:bot:lang:explicit"
+        self._local: set[int] = set()
+
+    async def is_explicit(self, user_id: int) -> bool:
+        if user_id in self._local:
+            return True
+        if self.redis is not None:
+            try:
+                return bool(await self.redis.sismember(self.key, str(user_id)))
+            except Exception:
+                log.exception("redis sismember failed")
+        return False
+
+    async def mark(self, user_id: int) -> None:
+        self._local.add(user_id)
+        if self.redis is not None:
+            try:
+                await self.redis.sadd(self.key, str(user_id))
+            except Exception:
+                log.exception("redis sadd failed")
+
+
+class UserLocaleMiddleware(I18nMiddleware):
+    """Inner middleware for messages, callback queries and errors.
+
+    Runs only for updates a handler takes (plain group chatter costs nothing): saves
+    the Telegram user into the store when their name, username or language changed
+    (``store.save_user``), puts ``user`` (``store.User``) and ``locale`` into the
+    handler data, and wraps the handler in that locale.
+    """
+
+    def __init__(self, i18n: I18n, store: Any, prefs: LanguagePrefs) -> None:
+        super().__init__(i18n=i18n)
+        self.store = store
+        self.prefs = prefs
+        self._seen: dict[int, tuple[str, str | None, str | None]] = {}
+
+    async def resolve_user(self, tg_user: TgUser) -> Any:
+        """The stored ``User`` for ``tg_user``, created or refreshed as needed."""
+        from store import User  # late import: the store package is a peer
+
+        name = display_name(tg_user)
+        cached = self._seen.get(tg_user.id)
+        if cached is not None and cached[:2] == (name, tg_user.username):
+            return User(id=tg_user.id, name=name, username=tg_user.username, language=cached[2])
+        stored = await self.store.get_user(tg_user.id)
+        if stored is not None and stored.language in LANGUAGES and await self.prefs.is_explicit(tg_user.id):
+            language = stored.language
+        else:
+            language = pick_language(tg_user.language_code)
+        user = User(id=tg_user.id, name=name, username=tg_user.username, language=language)
+        if stored is None or (stored.name, stored.username, stored.language) != (name, tg_user.username, language):
+            await self.store.save_user(user)
+        if len(self._seen) > 50_000:
+            self._seen.clear()
+        self._seen[tg_user.id] = (name, tg_user.username, language)
+        return user
+
+    def forget(self, user_id: int) -> None:
+        """Drop the cache for ``user_id`` (after ``/lang``)."""
+        self._seen.pop(user_id, None)
+
+    async def get_locale(self, event: TelegramObject, data: dict[str, Any]) -> str:
+        if "locale" in data:
+            return data["locale"]
+        tg_user: TgUser | None = data.get("event_from_user")
+        if tg_user is None or tg_user.is_bot:
+            data["locale"] = DEFAULT
+            return DEFAULT
+        try:
+            user = await self.resolve_user(tg_user)
+            data["user"] = user
+            locale = user.language if user.language in LANGUAGES else pick_language(tg_user.language_code)
+        except Exception:
+            log.exception("could not load user %s", tg_user.id)
+            locale = pick_language(tg_user.language_code)
+        data["locale"] = locale
+        return locale

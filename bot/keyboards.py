@@ -1,0 +1,121 @@
+"""Inline keyboards. S2: a ``web_app`` button only ever in a private chat; in groups
+URL buttons — the Mini App's direct link ``https://t.me/<bot>/<app>?startapp=<table>``
+when ``WEBAPP_SHORT_NAME`` is set, else a ``?start=<table>`` deep link into the
+bot's private chat (where :mod:`bot.handlers.start` answers with a ``web_app`` button).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from aiogram import Bot
+from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup, WebAppInfo
+from aiogram.utils.deep_linking import create_deep_link
+from aiogram.utils.keyboard import InlineKeyboardBuilder
+
+from bot import texts
+from bot.callbacks import LangCb, LobbyAction, LobbyCb, NewCb
+from bot.i18n import LANGUAGE_NAMES, LANGUAGES
+from bot.settings import BotSettings
+
+_PAYLOAD = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+async def bot_username(bot: Bot) -> str:
+    """The bot's @username (``getMe``, cached by aiogram)."""
+    return (await bot.me()).username or "bot"
+
+
+def _link(username: str, kind: str, payload: str, app: str | None = None) -> str:
+    encode = not _PAYLOAD.fullmatch(payload)
+    return create_deep_link(username=username, link_type=kind, payload=payload, app_name=app, encode=encode)  # type: ignore[arg-type]
+
+
+def is_private(chat_id: int) -> bool:
+    return chat_id > 0
+
+
+async def open_button(bot: Bot, settings: BotSettings, table_id: str, *, chat_id: int) -> InlineKeyboardButton:
+    """The button that opens table ``table_id`` from chat ``chat_id`` (S2)."""
+    label = texts.open_label()
+    url = settings.table_url(table_id)
+    if is_private(chat_id):
+        if url.startswith("https://"):
+            return InlineKeyboardButton(text=label, web_app=WebAppInfo(url=url))
+        return InlineKeyboardButton(text=label, url=url)
+    username = await bot_username(bot)
+    if settings.webapp_short_name:
+        return InlineKeyboardButton(text=label, url=_link(username, "startapp", table_id, settings.webapp_short_name))
+    return InlineKeyboardButton(text=label, url=_link(username, "start", table_id))
+
+
+async def open_keyboard(bot: Bot, settings: BotSettings, table_id: str, *, chat_id: int) -> InlineKeyboardMarkup:
+    return InlineKeyboardMarkup(inline_keyboard=[[await open_button(bot, settings, table_id, chat_id=chat_id)]])
+
+
+def next_time(current: int | None) -> int | None:
+    """The next turn time in the cycle off → 30 → 60 → 120 → off."""
+    from store.models import TURN_SECONDS
+
+    options = list(TURN_SECONDS)
+    i = options.index(current) if current in options else 0
+    return options[(i + 1) % len(options)]
+
+
+def next_players(game: str, current: int) -> int:
+    """The next player count, wrapping within the game's limits (Prší 2–5, Penki 2–6)."""
+    from store.models import PLAYER_LIMITS
+
+    lo, hi = PLAYER_LIMITS.get(game, (2, 6))
+    return lo if current >= hi else current + 1
+
+
+async def lobby_keyboard(bot: Bot, settings: BotSettings, lobby: Any) -> InlineKeyboardMarkup:
+    """Join/Leave · Add computer/turn time/players · Start · Open (a ``?start=<lobby>``
+    link into the bot in groups, so players can enable private messages early)."""
+    kb = InlineKeyboardBuilder()
+
+    def cb(action: LobbyAction) -> str:
+        return LobbyCb(lobby=lobby.id, action=action).pack()
+
+    kb.row(
+        InlineKeyboardButton(text=texts.lobby_button("join"), callback_data=cb(LobbyAction.join)),
+        InlineKeyboardButton(text=texts.lobby_button("leave"), callback_data=cb(LobbyAction.leave)),
+    )
+    kb.row(
+        InlineKeyboardButton(text=texts.lobby_button("cpu"), callback_data=cb(LobbyAction.computer)),
+        InlineKeyboardButton(
+            text=texts.lobby_button("time", seconds=lobby.settings.turn_seconds), callback_data=cb(LobbyAction.time)
+        ),
+        InlineKeyboardButton(
+            text=texts.lobby_button("n", players=lobby.settings.players), callback_data=cb(LobbyAction.players)
+        ),
+    )
+    kb.row(InlineKeyboardButton(text=texts.lobby_button("start"), callback_data=cb(LobbyAction.start)))
+    if not is_private(lobby.chat_id):
+        username = await bot_username(bot)
+        kb.row(InlineKeyboardButton(text=texts.open_label(), url=_link(username, "start", lobby.id)))
+    return kb.as_markup()
+
+
+def new_game_keyboard() -> InlineKeyboardMarkup:
+    kb = InlineKeyboardBuilder()
+    kb.row(
+        InlineKeyboardButton(text=texts.game_name("prsi"), callback_data=NewCb(game="prsi").pack()),
+        InlineKeyboardButton(text=texts.game_name("penki"), callback_data=NewCb(game="penki").pack()),
+    )
+    return kb.as_markup()
+
+
+def lang_keyboard() -> InlineKeyboardMarkup:
+    kb = InlineKeyboardBuilder()
+    kb.row(
+        *[
+            InlineKeyboardButton(text=LANGUAGE_NAMES[code], callback_data=LangCb(code=code).pack())
+            for code in LANGUAGES
+        ]
+    )
+    return kb.as_markup()
+
+

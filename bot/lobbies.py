@@ -1,0 +1,158 @@
+"""Lobby messages (S1): posted once, then edited in place — debounced.
+
+Every change to a lobby calls :meth:`LobbyMessages.touch`; the edit happens
+``delay`` seconds after the *last* touch (a trailing debounce, so ten joins in two
+seconds make one edit), but never later than ``max_delay`` after the first one.
+An edit always renders the lobby as the store has it *then*, under a per-lobby
+lock, so edits never overtake each other. :meth:`refresh` edits at once (Start).
+
+A lobby is rendered in its creator's language (``store.User.language``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+
+from aiogram import Bot
+from aiogram.types import InlineKeyboardMarkup, Message
+from aiogram.utils.i18n import I18n
+
+from bot import keyboards, texts
+from bot.i18n import DEFAULT, locale_scope
+from bot.sender import Sender
+from bot.settings import BotSettings
+
+log = logging.getLogger(__name__)
+
+
+class LobbyMessages:
+    """Posts and (debounced) edits lobby messages. Dependencies are injected."""
+
+    def __init__(
+        self,
+        bot: Bot,
+        store: Any,
+        sender: Sender,
+        i18n: I18n,
+        settings: BotSettings,
+        *,
+        delay: float = 1.0,
+        max_delay: float = 5.0,
+    ) -> None:
+        self.bot = bot
+        self.store = store
+        self.sender = sender
+        self.i18n = i18n
+        self.settings = settings
+        self.delay = delay
+        self.max_delay = max(max_delay, delay)
+        self._pending: dict[str, asyncio.Task[None]] = {}
+        self._last_touch: dict[str, float] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._notes: dict[int, set[str]] = {}
+        self.edits = 0
+
+    async def locale_of(self, lobby: Any) -> str:
+        try:
+            user = await self.store.get_user(lobby.creator_id)
+        except Exception:
+            log.exception("get_user failed")
+            user = None
+        return (user.language if user is not None else None) or DEFAULT
+
+    async def render(self, lobby: Any) -> tuple[str, InlineKeyboardMarkup]:
+        """The lobby's text and keyboard: seats and buttons, or the running table and Open."""
+        locale = await self.locale_of(lobby)
+        if lobby.table_id:
+            table = await self.store.get_table(lobby.table_id)
+            with locale_scope(self.i18n, locale):
+                text = texts.started_text(lobby, table)
+                markup = await keyboards.open_keyboard(self.bot, self.settings, lobby.table_id, chat_id=lobby.chat_id)
+            return text, markup
+        unreachable = []
+        for seat in lobby.seats:
+            if seat.user_id is not None and not seat.computer and not await self.store.is_reachable(seat.user_id):
+                unreachable.append(seat)
+                self._notes.setdefault(seat.user_id, set()).add(lobby.id)
+        username = await keyboards.bot_username(self.bot)
+        with locale_scope(self.i18n, locale):
+            text = texts.lobby_text(lobby, unreachable=unreachable, bot_username=username)
+            markup = await keyboards.lobby_keyboard(self.bot, self.settings, lobby)
+        return text, markup
+
+    async def post(self, lobby: Any) -> Message | None:
+        """Send the lobby message into its chat/topic and remember its id in the store."""
+        text, markup = await self.render(lobby)
+        message = await self.sender.send_message(lobby.chat_id, text, thread_id=lobby.thread_id, reply_markup=markup)
+        if message is not None:
+            await self.store.set_lobby_message(lobby.id, message.message_id)
+        return message
+
+    def user_reachable(self, user_id: int) -> None:
+        """``user_id`` pressed Start: re-render the lobbies that showed a note about them."""
+        for lobby_id in self._notes.pop(user_id, set()):
+            self.touch(lobby_id)
+
+    def touch(self, lobby_id: str) -> None:
+        """Schedule a (debounced) edit of ``lobby_id``'s message."""
+        self._last_touch[lobby_id] = time.monotonic()
+        task = self._pending.get(lobby_id)
+        if task is None or task.done():
+            self._pending[lobby_id] = asyncio.create_task(self._debounced(lobby_id), name=f"lobby-edit-{lobby_id}")
+
+    async def _debounced(self, lobby_id: str) -> None:
+        first = time.monotonic()
+        try:
+            while True:
+                now = time.monotonic()
+                due = min(self._last_touch.get(lobby_id, first) + self.delay, first + self.max_delay)
+                if due <= now:
+                    break
+                await asyncio.sleep(due - now)
+        finally:
+            if self._pending.get(lobby_id) is asyncio.current_task():
+                del self._pending[lobby_id]
+        await self.edit(lobby_id)
+
+    async def refresh(self, lobby_id: str) -> None:
+        """Edit now, dropping a pending debounced edit."""
+        task = self._pending.pop(lobby_id, None)
+        if task is not None and not task.done() and task is not asyncio.current_task():
+            task.cancel()
+        await self.edit(lobby_id)
+
+    async def edit(self, lobby_id: str) -> None:
+        """Render the lobby as stored now and edit its message (no-op if gone or never posted)."""
+        lock = self._locks.setdefault(lobby_id, asyncio.Lock())
+        async with lock:
+            try:
+                lobby = await self.store.get_lobby(lobby_id)
+                if lobby is None or lobby.message_id is None:
+                    return
+                text, markup = await self.render(lobby)
+                await self.sender.edit_message(lobby.chat_id, lobby.message_id, text, reply_markup=markup)
+                self.edits += 1
+            except Exception:
+                log.exception("editing lobby %s failed", lobby_id)
+        if not lock.locked() and lobby_id not in self._pending:
+            self._locks.pop(lobby_id, None)
+            self._last_touch.pop(lobby_id, None)
+
+    async def close(self) -> None:
+        """Cancel pending edits (shutdown)."""
+        tasks = list(self._pending.values())
+        self._pending.clear()
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def drain(self) -> None:
+        """Wait for every pending edit (tests)."""
+        while self._pending:
+            await asyncio.gather(*list(self._pending.values()), return_exceptions=True)

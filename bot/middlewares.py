@@ -1,0 +1,71 @@
+"""Update-level middlewares.
+
+:class:`DedupeMiddleware` — the same update delivered twice (a webhook retry, two
+processes polling) is handled once: ``SET <prefix>:bot:upd:<bot id>:<update_id> 1
+NX EX 86400`` on the store's Redis client (``store.redis``); without one (or when
+Redis fails) an in-process LRU of the last 10 000 update ids is used instead.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiogram import BaseMiddleware
+from aiogram.types import TelegramObject, Update
+
+from bot.i18n import store_prefix
+
+log = logging.getLogger(__name__)
+
+
+class SeenIds:
+    """Remembers ids: :meth:`first` is True the first time an id is offered."""
+
+    def __init__(self, store: Any, namespace: str, *, ttl: int = 86400, capacity: int = 10_000) -> None:
+        self.redis = getattr(store, "redis", None)
+        self.key = f"{store_prefix(store)}:bot:{namespace}:"
+        self.ttl = ttl
+        self.capacity = capacity
+        self._local: OrderedDict[str, None] = OrderedDict()
+
+    def _first_local(self, key: str) -> bool:
+        if key in self._local:
+            self._local.move_to_end(key)
+            return False
+        self._local[key] = None
+        while len(self._local) > self.capacity:
+            self._local.popitem(last=False)
+        return True
+
+    async def first(self, ident: Any) -> bool:
+        key = str(ident)
+        if self.redis is not None:
+            try:
+                return bool(await self.redis.set(self.key + key, "1", nx=True, ex=self.ttl))
+            except Exception:
+                log.exception("dedupe through Redis failed; using memory")
+        return self._first_local(key)
+
+
+class DedupeMiddleware(BaseMiddleware):
+    """Outer middleware on ``dp.update``: drops an update whose ``update_id`` was seen."""
+
+    def __init__(self, store: Any) -> None:
+        self.seen = SeenIds(store, "upd")
+
+    async def __call__(
+        self,
+        handler: Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]],
+        event: TelegramObject,
+        data: dict[str, Any],
+    ) -> Any:
+        if isinstance(event, Update):
+            bot = data.get("bot")
+            bot_id = getattr(bot, "id", 0) if bot is not None else 0
+            if not await self.seen.first(f"{bot_id}:{event.update_id}"):
+                log.info("duplicate update %s dropped", event.update_id)
+                return None
+        return await handler(event, data)

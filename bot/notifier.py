@@ -1,0 +1,175 @@
+"""The notifier (S5): reads ``store.outbox_read`` and tells the chats and the players.
+
+Entries (docs/CONTRACTS.md §2, ``store.outbox_read``), all with ``table``,
+``chat_id``, ``thread_id``:
+
+* ``start`` (``seats``, ``game``, ``lobby_id``, ``rated``) → "the game begins" in the
+  chat (its forum topic) with the Open button;
+* ``turn`` (``seat``, ``user_id``, ``version``, ``deadline``) → a private "your turn"
+  message with a button back to the table — only when the player has no open Mini
+  App (``store.is_present``), is reachable, and only once per (table, seat, version);
+* ``round`` (``round``, ``round_points``, ``points``, ``winner``, ``names``) → Prší round
+  result in the chat;
+* ``end`` (``places``, ``balances``, ``names``, ``rated``) → the final table in the chat.
+
+The notifier runs apart from moves: a failed send never loses, blocks or repeats a
+move. Each entry is acknowledged after it was handled (also when handling failed,
+after logging — a poison entry must not stall the queue). Entries of one chat are
+handled in order; different chats concurrently. Chat texts use the language of the
+table's first person (``store.User.language``), private ones the recipient's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+from types import SimpleNamespace
+from typing import Any
+
+from aiogram import Bot
+from aiogram.utils.i18n import I18n
+
+from bot import keyboards, texts
+from bot.i18n import DEFAULT, locale_scope
+from bot.middlewares import SeenIds
+from bot.sender import Sender
+from bot.settings import BotSettings
+
+log = logging.getLogger(__name__)
+
+
+class Notifier:
+    """Consumes the outbox as consumer ``consumer`` of the store's consumer group."""
+
+    def __init__(self, bot: Bot, store: Any, sender: Sender, i18n: I18n, settings: BotSettings,
+                 *, consumer: str = "bot") -> None:
+        self.bot = bot
+        self.store = store
+        self.sender = sender
+        self.i18n = i18n
+        self.settings = settings
+        self.consumer = consumer
+        self.turns = SeenIds(store, "turn", ttl=3 * 86400)
+        self.handled = 0
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Loop until ``stop`` is set: read a batch, handle it, acknowledge each entry."""
+        while not stop.is_set():
+            try:
+                await self.poll(block_ms=1000)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("outbox read failed; retrying in 1 s")
+                await asyncio.sleep(1.0)
+
+    async def poll(self, block_ms: int = 0, count: int = 50) -> int:
+        """One batch (tests call it directly); returns how many entries were handled."""
+        entries = await self.store.outbox_read(self.consumer, count=count, block_ms=block_ms)
+        if not entries:
+            return 0
+        lanes: dict[Any, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
+        for entry_id, entry in entries:
+            key = ("u", entry.get("user_id")) if entry.get("kind") == "turn" else ("c", entry.get("chat_id"))
+            lanes[key].append((entry_id, entry))
+        await asyncio.gather(*(self._lane(items) for items in lanes.values()))
+        return len(entries)
+
+    async def _lane(self, items: list[tuple[str, dict[str, Any]]]) -> None:
+        for entry_id, entry in items:
+            try:
+                await self.handle(entry)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("notification %s failed: %r", entry_id, entry)
+            try:
+                await self.store.outbox_ack(entry_id)
+            except Exception:
+                log.exception("outbox_ack %s failed", entry_id)
+            self.handled += 1
+
+    async def handle(self, entry: dict[str, Any]) -> None:
+        kind = entry.get("kind")
+        if kind == "turn":
+            await self.turn(entry)
+        elif kind in ("start", "round", "end"):
+            if entry.get("chat_id") is None:
+                return
+            await self.chat_event(kind, entry)
+        else:
+            log.warning("unknown outbox entry %r", entry)
+
+    async def _language(self, user_id: int | None) -> str:
+        if user_id is None:
+            return DEFAULT
+        user = await self.store.get_user(user_id)
+        return (user.language if user is not None else None) or DEFAULT
+
+    async def turn(self, entry: dict[str, Any]) -> None:
+        user_id = entry.get("user_id")
+        table_id = entry.get("table")
+        if not user_id or not table_id:
+            return
+        if await self.store.is_present(table_id, user_id):
+            return
+        if not await self.store.is_reachable(user_id):
+            return
+        if not await self.turns.first(f"{table_id}:{entry.get('seat')}:{entry.get('version')}"):
+            return
+        locale = await self._language(user_id)
+        with locale_scope(self.i18n, locale):
+            text = texts.turn_text(SimpleNamespace(game=entry.get("game", "")))
+            markup = await keyboards.open_keyboard(self.bot, self.settings, table_id, chat_id=user_id)
+        await self.sender.send_message(user_id, text, reply_markup=markup)
+
+    async def chat_event(self, kind: str, entry: dict[str, Any]) -> None:
+        chat_id = entry["chat_id"]
+        table = await self._table_like(entry)
+        first_person = next((s.user_id for s in table.seats if s.user_id and not s.computer), None)
+        locale = await self._language(first_person)
+        markup = None
+        with locale_scope(self.i18n, locale):
+            if kind == "start":
+                text = texts.start_text(table)
+                markup = await keyboards.open_keyboard(self.bot, self.settings, entry["table"], chat_id=chat_id)
+            elif kind == "round":
+                text = texts.round_text(table, entry)
+            else:
+                info = dict(entry)
+                if not info.get("points"):
+                    info["points"] = await self._points(entry["table"])
+                text = texts.end_text(table, info)
+        await self.sender.send_message(chat_id, text, thread_id=entry.get("thread_id"), reply_markup=markup)
+
+    async def _table_like(self, entry: dict[str, Any]) -> Any:
+        """Seats and game for texts: from the entry (``seats``/``names``), else the stored table."""
+        game = entry.get("game", "")
+        if entry.get("seats"):
+            seats = [SimpleNamespace(**{"computer": False, "user_id": None, **s}) for s in entry["seats"]]
+            return SimpleNamespace(game=game, seats=seats, rated=entry.get("rated", True))
+        table = await self.store.get_table(entry["table"])
+        if table is not None:
+            return SimpleNamespace(game=table.game or game, seats=table.seats, rated=entry.get("rated", table.rated))
+        names = entry.get("names") or {}
+        user_ids = entry.get("user_ids") or {}
+        seats = [
+            SimpleNamespace(seat=s, name=n, user_id=user_ids.get(s), computer=not user_ids.get(s))
+            for s, n in names.items()
+        ]
+        return SimpleNamespace(game=game, seats=seats, rated=entry.get("rated", True))
+
+    async def _points(self, table_id: str) -> dict[str, int]:
+        """Prší match totals from the table's public view ({} for Penki or when gone)."""
+        try:
+            table = await self.store.get_table(table_id)
+            if table is None or table.game != "prsi":
+                return {}
+            import engine
+
+            view = engine.view(table.state, None)
+            return dict(view.get("points") or {})
+        except Exception:
+            log.exception("points of table %s", table_id)
+            return {}

@@ -1,0 +1,338 @@
+"""Every text the bot sends, rendered in the current gettext locale (HTML parse mode).
+
+Message ids are English literals passed to ``_`` (never f-strings); values go in
+with ``str.format`` after translation. User input (names) is always escaped with
+:func:`esc`. Callouts keep their Russian names in every language (S8).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from aiogram.utils.i18n import gettext as _
+
+CALLOUTS = ("«ЗЕВОК!»", "«ОДНА КАРТА!»", "«СКОЛЬКО КАРТ?»")
+
+
+def esc(text: Any) -> str:
+    """HTML-escape user input for parse mode HTML."""
+    return html.escape(str(text), quote=False)
+
+
+def game_name(game: str) -> str:
+    if game == "prsi":
+        return _("Prší")
+    if game == "penki":
+        return _("Penki")
+    return esc(game)
+
+
+def turn_time(seconds: int | None) -> str:
+    if not seconds:
+        return _("off")
+    return _("{n} s").format(n=seconds)
+
+
+def seat_label(seat: Any) -> str:
+    """A seat's name for a text: escaped, computers marked with 🤖."""
+    name = esc(getattr(seat, "name", None) or getattr(seat, "seat", "?"))
+    if getattr(seat, "computer", False):
+        return "🤖 " + name
+    return name
+
+
+def error_text(code: str) -> str:
+    """A refusal (``StoreError.code`` or a bot-side code) in words."""
+    texts = {
+        "not_found": _("This lobby no longer exists. Start a new one with /new."),
+        "expired": _("This lobby has expired. Start a new one with /new."),
+        "full": _("The table is full."),
+        "started": _("The game has already started."),
+        "not_creator": _("Only the player who opened the lobby can do that."),
+        "too_few": _("At least two players are needed."),
+        "not_seated": _("You are not at this table."),
+        "stale": _("Something changed meanwhile, please try again."),
+        "invalid": _("That setting is not possible."),
+        "busy": _("Too busy right now, please try again."),
+        "already": _("You are already at this table."),
+    }
+    return texts.get(code, _("Something went wrong, please try again."))
+
+
+# -- lobby ---------------------------------------------------------------------------------------
+def lobby_text(lobby: Any, *, unreachable: Iterable[Any] = (), bot_username: str | None = None) -> str:
+    """The lobby message: game, seats (join order; free seats as «—»), settings, notes.
+
+    ``unreachable``: seats whose players the bot cannot message privately (a note
+    asks them to press Start in the bot's chat).
+    """
+    lines = [_("🃏 <b>{game}</b> · new table").format(game=game_name(lobby.game))]
+    total = lobby.settings.players
+    lines.append(
+        _("Players: {seated}/{total} · Turn time: {time}").format(
+            seated=len(lobby.seats), total=total, time=turn_time(lobby.settings.turn_seconds)
+        )
+    )
+    lines.append("")
+    for i in range(max(total, len(lobby.seats))):
+        if i < len(lobby.seats):
+            seat = lobby.seats[i]
+            mark = " 👑" if seat.user_id == lobby.creator_id else ""
+            lines.append(f"{i + 1}. {seat_label(seat)}{mark}")
+        else:
+            lines.append(f"{i + 1}. —")
+    lines.append("")
+    if len(lobby.seats) < total:
+        lines.append(_("Press Join to take a seat. The 👑 player starts the game."))
+    else:
+        lines.append(_("All seats are taken. The 👑 player starts the game."))
+    for seat in unreachable:
+        bot = "@" + esc(bot_username) if bot_username else _("the bot")
+        lines.append(
+            _("⚠️ {name}: I cannot write to you. Open {bot} and press Start, so I can tell you when it is your turn.")
+            .format(name=seat_label(seat), bot=bot)
+        )
+    return "\n".join(lines)
+
+
+def started_text(lobby: Any, table: Any | None) -> str:
+    """The lobby message once its table runs: who plays and how to open it."""
+    seats = table.seats if table is not None else lobby.seats
+    lines = [
+        _("🃏 <b>{game}</b> · the game is on").format(game=game_name(lobby.game)),
+        _("Players: {names}").format(names=", ".join(seat_label(s) for s in seats)),
+        _("Turn time: {time}").format(time=turn_time(lobby.settings.turn_seconds)),
+        "",
+        _("Open the table with the button below."),
+    ]
+    return "\n".join(lines)
+
+
+def lobby_button(action: str, *, seconds: int | None = None, players: int | None = None) -> str:
+    labels = {
+        "join": _("✋ Join"),
+        "leave": _("🚪 Leave"),
+        "cpu": _("🤖 Add computer"),
+        "start": _("▶️ Start"),
+    }
+    if action == "time":
+        return _("⏱ {time}").format(time=turn_time(seconds))
+    if action == "n":
+        return _("👥 {n} players").format(n=players)
+    return labels[action]
+
+
+def open_label() -> str:
+    return _("🃏 Open the table")
+
+
+# -- notifications ---------------------------------------------------------------------------------
+def start_text(table: Any) -> str:
+    names = ", ".join(seat_label(s) for s in table.seats)
+    return "\n".join(
+        [
+            _("🎴 <b>{game}</b>: the game begins!").format(game=game_name(table.game)),
+            _("Players: {names}").format(names=names),
+        ]
+    )
+
+
+def turn_text(table: Any) -> str:
+    return _("⏰ Your turn in <b>{game}</b>.").format(game=game_name(table.game))
+
+
+def _names(table: Any) -> dict[str, str]:
+    return {s.seat: seat_label(s) for s in getattr(table, "seats", [])}
+
+
+def _signed(n: Any) -> str:
+    try:
+        return f"{int(n):+d}"
+    except (TypeError, ValueError):
+        return esc(n)
+
+
+def round_text(table: Any, info: Mapping[str, Any]) -> str:
+    """Prší round result: ``info`` like the engine's ``round_end`` event
+    (``round``, ``round_points``, ``points``, ``winner``)."""
+    names = _names(table)
+    rounds = 5
+    lines = [
+        _("🃏 <b>{game}</b>, round {round}/{rounds} is over.").format(
+            game=game_name(table.game), round=info.get("round", "?"), rounds=rounds
+        )
+    ]
+    winner = info.get("winner")
+    if winner:
+        lines.append(_("{name} went out first.").format(name=names.get(winner, esc(winner))))
+    round_points = info.get("round_points") or {}
+    points = info.get("points") or {}
+    order = sorted(points or round_points, key=lambda s: (points.get(s, 0), s))
+    for seat in order:
+        lines.append(
+            _("{name}: +{round} → {total}").format(
+                name=names.get(seat, esc(seat)), round=round_points.get(seat, 0), total=points.get(seat, 0)
+            )
+        )
+    return "\n".join(lines)
+
+
+def end_text(table: Any, info: Mapping[str, Any]) -> str:
+    """The final table: places, points (Prší) and balances; ``info`` like ``match_end``/``game_end``."""
+    names = _names(table)
+    places = info.get("places") or {}
+    balances = info.get("balances") or {}
+    points = info.get("points") or {}
+    seats = list(places) or list(balances) or [s.seat for s in getattr(table, "seats", [])]
+    seats.sort(key=lambda s: (places.get(s, 99), -(balances.get(s) or 0), s))
+    lines = [_("🏁 <b>{game}</b>: final table").format(game=game_name(table.game))]
+    medals = {1: "🥇", 2: "🥈", 3: "🥉"}
+    for seat in seats:
+        place = places.get(seat)
+        prefix = medals.get(place, f"{place}.") if place else "·"
+        row = f"{prefix} {names.get(seat, esc(seat))}"
+        if seat in points:
+            row += " — " + _("{n} points").format(n=points[seat])
+        if seat in balances:
+            row += f" ({_signed(balances[seat])})"
+        lines.append(row)
+    if not getattr(table, "rated", True):
+        lines.append(_("This match is not rated (computer players took part)."))
+    return "\n".join(lines)
+
+
+# -- commands ------------------------------------------------------------------------------------
+def welcome_text(name: str) -> str:
+    return "\n".join(
+        [
+            _("Hello, {name}! I deal Czech Prší and Russian Penki.").format(name=esc(name)),
+            "",
+            _("Add me to a group and send /new prsi or /new penki there, or play right here."),
+            _("I will message you here when it is your turn."),
+            "",
+            _("/help lists all commands."),
+        ]
+    )
+
+
+def help_text() -> str:
+    return "\n".join(
+        [
+            _("<b>Commands</b>"),
+            _("/new prsi — a new Prší table"),
+            _("/new penki — a new Penki table"),
+            _("/rating — your weekly and monthly rating"),
+            _("/top — this week's best players"),
+            _("/rules — the rules in short"),
+            _("/lang — choose the language"),
+            _("/help — this list"),
+        ]
+    )
+
+
+def rules_text() -> str:
+    return "\n".join(
+        [
+            _("<b>Prší</b> (32 cards, 2–5 players, 5 rounds)"),
+            _("Play a card of the suit or rank on top, or draw one."),
+            _("7: the next player draws 2 per seven in the chain or answers with a 7."),
+            _("Ace: the next player stands or answers with an Ace."),
+            _("Queen: goes on anything (but an active 7 or Ace) and names the suit."),
+            _("Cards left in hand score points (Q 20, A 11, 7–10 face value, K 4, J 2); the lowest total after 5 rounds wins."),
+            "",
+            _("<b>Penki</b> (36 cards, 2–6 players)"),
+            _("Phase 1: build piles upwards (6 on an Ace); a card that fits an opponent's pile must go there first."),
+            _("Missed a fit? Anyone may call {zevok}: everyone puts a card on the blunderer's pile.").format(
+                zevok="«ЗЕВОК!»"
+            ),
+            _("Phase 2: beat the top card with a higher one of its suit (♦ trumps, ♠ only by ♠) or take the bottom card."),
+            _("With one card left, call {one}; others may ask {how} and make you take cards.").format(
+                one="«ОДНА КАРТА!»", how="«СКОЛЬКО КАРТ?»"
+            ),
+            _("Get rid of all your cards, stumps included, to finish first."),
+        ]
+    )
+
+
+def lang_prompt() -> str:
+    return _("Choose your language:")
+
+
+def lang_done() -> str:
+    return _("Language set: English.")
+
+
+def unknown_game_text() -> str:
+    return _("Which game? /new prsi or /new penki")
+
+
+def private_only_rating_note() -> str:
+    return _("I could not write to you privately. Open me and press Start, then try /rating again.")
+
+
+def rating_sent_note() -> str:
+    return _("I sent your rating to our private chat.")
+
+
+def _row(row: Mapping[str, Any] | None) -> str:
+    if not row:
+        return _("no matches")
+    return _("{score} points, rank {rank}, {matches} matches").format(
+        score=_signed(row.get("score", 0)), rank=row.get("rank", "?"), matches=row.get("matches", 0)
+    )
+
+
+def rating_text(name: str, per_game: Mapping[str, Mapping[str, Any]], *, in_chat: bool) -> str:
+    """``per_game``: game → ``{"all": user_rating(...), "chat": user_rating(..., chat_id)|None}``."""
+    lines = [_("📊 <b>Rating of {name}</b>").format(name=esc(name))]
+    for game, data in per_game.items():
+        everyone = data.get("all") or {}
+        chat = data.get("chat") or {}
+        lines.append("")
+        lines.append(f"<b>{game_name(game)}</b>")
+        lines.append(
+            _("Week {key}: {row}").format(key=esc(everyone.get("week_key", "")), row=_row(everyone.get("week")))
+        )
+        if in_chat:
+            lines.append("  " + _("in this chat: {row}").format(row=_row(chat.get("week"))))
+        lines.append(
+            _("Month {key}: {row}").format(key=esc(everyone.get("month_key", "")), row=_row(everyone.get("month")))
+        )
+        if in_chat:
+            lines.append("  " + _("in this chat: {row}").format(row=_row(chat.get("month"))))
+        last = everyone.get("last") or []
+        if last:
+            results = ", ".join(
+                _("{balance} ({place}.)").format(balance=_signed(r.get("balance", 0)), place=r.get("place", "?"))
+                for r in last[:5]
+            )
+            lines.append(_("Last results: {results}").format(results=results))
+    return "\n".join(lines)
+
+
+def top_text(boards: list[tuple[str, str, list[Mapping[str, Any]]]]) -> str:
+    """``boards``: (game, scope "chat"|"all", rows of ``store.leaderboard``)."""
+    lines = [_("🏆 <b>Best players this week</b>")]
+    for game, scope, rows in boards:
+        lines.append("")
+        title = _("{game} · this chat") if scope == "chat" else _("{game} · everyone")
+        lines.append("<b>" + title.format(game=game_name(game)) + "</b>")
+        if not rows:
+            lines.append(_("no matches yet"))
+        for row in rows:
+            lines.append(
+                f"{row.get('rank', '?')}. {esc(row.get('name') or row.get('user_id'))} "
+                f"{_signed(row.get('score', 0))} ({row.get('matches', 0)})"
+            )
+    return "\n".join(lines)
+
+
+def open_table_text(table: Any) -> str:
+    return _("🃏 Your <b>{game}</b> table is ready.").format(game=game_name(table.game))
+
+
+def lobby_waiting_text(lobby: Any) -> str:
+    text = _("This <b>{game}</b> game has not started yet. Once it runs, I will write to you here when it is your turn.")
+    return text.format(game=game_name(lobby.game))
