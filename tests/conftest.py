@@ -133,3 +133,82 @@ async def fake_store(redis_url):
     """A Store on a private fakeredis server."""
     async for backend in _backend("fake", redis_url):
         yield await backend.new_store()
+
+
+# --- webapp (tests/test_webapp*.py) -----------------------------------------------------
+WEB_BOT_TOKEN = "123456789:AAHk-webapp-test-token_0123456789abcd"
+
+
+@pytest.fixture
+def web_init_data() -> Callable[..., str]:
+    """``web_init_data(user_id, name="Ann", token=WEB_BOT_TOKEN, auth_date=None, **fields)``:
+    initData signed exactly as Telegram signs it (a ``user`` JSON with the given id and
+    first name, ``auth_date`` now by default, ``query_id`` unless a field is given
+    instead, e.g. ``chat_type``/``chat_instance`` for a direct link)."""
+    import time
+
+    from webapp.auth import sign_init_data
+
+    def make(user_id: int, name: str = "Ann", *, token: str = WEB_BOT_TOKEN,
+             auth_date: int | None = None, user: dict | str | None = None, **fields) -> str:
+        data: dict = {"auth_date": int(time.time()) if auth_date is None else auth_date}
+        if not fields:
+            data["query_id"] = "AAHdF6IQAAAAAN0XohDhrOrc"
+        data.update(fields)
+        data["user"] = user if user is not None else {"id": user_id, "first_name": name, "language_code": "en"}
+        return sign_init_data(data, token)
+
+    return make
+
+
+@pytest_asyncio.fixture
+async def web_client(aiohttp_client, store):
+    """``await web_client(**settings)``: an aiohttp test client of ``create_app`` on ``store``.
+
+    Defaults: a bot token (:data:`WEB_BOT_TOKEN`), no worker, fast WebSocket resync.
+    The client's ``app`` holds the store as ``client.app[webapp.keys.STORE]``.
+    """
+    from webapp.app import create_app
+    from webapp.settings import WebSettings
+
+    async def make(**overrides):
+        values = {"bot_token": WEB_BOT_TOKEN, "local_play": False, "run_worker": False,
+                  "ws_resync_seconds": 0.3, "ws_auth_timeout": 2.0, **overrides}
+        settings = WebSettings(**values)
+        return await aiohttp_client(create_app(settings, store))
+
+    return make
+
+
+# --- bot (tests/test_bot*.py; reusable for end-to-end tests) ------------------------------
+@pytest_asyncio.fixture
+async def fake_bot_api():
+    """A running :class:`fake_bot_api.FakeBotAPI` (records every Bot API call)."""
+    from fake_bot_api import FakeBotAPI
+
+    async with FakeBotAPI() as api:
+        yield api
+
+
+@pytest_asyncio.fixture
+async def bot_runtime(fake_bot_api):
+    """``await bot_runtime(store, **settings)``: a :class:`bot.BotRuntime` whose real aiogram
+    Bot talks to ``fake_bot_api``. Fast defaults for tests (lobby edits after 0.2 s, 50
+    msg/s per chat); pass ``rate_chat=1`` etc. to test the limits. Stopped afterwards."""
+    from bot import BotRuntime, BotSettings
+
+    made = []
+
+    async def make(store, **overrides):
+        values = {"bot_token": fake_bot_api.token, "telegram_api_url": fake_bot_api.url,
+                  "public_url": "https://karty.example", "webapp_short_name": None,
+                  "lobby_edit_delay": 0.2, "rate_chat": 50.0, "rate_global": 100.0,
+                  "rate_group_per_minute": 100.0, **overrides}
+        runtime = BotRuntime(store, BotSettings(**values), bot=fake_bot_api.make_bot())
+        made.append(runtime)
+        return runtime
+
+    yield make
+    for runtime in made:
+        with contextlib.suppress(Exception):
+            await runtime.stop()
