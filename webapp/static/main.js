@@ -1,0 +1,485 @@
+// The one entry point: finds Telegram (or local play), signs in, opens the table
+// named by ?table= or Telegram's start_param, and wires actions to the server.
+
+import { Api, TableSocket } from "./api.js";
+import { language, reasonText, setLanguage, t } from "./i18n.js";
+import {
+  banner,
+  closeDialog,
+  eventText,
+  giveDialog,
+  openDialog,
+  penkiResult,
+  prsiScoreTable,
+  renderTable,
+  roundResult,
+  setConnection,
+  suitChooser,
+  toast,
+  updateTimers,
+} from "./render.js";
+import { renderLeaderboard, renderLoading, renderLobby, renderMessage, renderSignin } from "./screens.js";
+import { acceptVersion, legalOf, myTurn, resetTable, saveFaces, state } from "./state.js";
+import { detectTelegram, localTelegram } from "./tg.js";
+
+const INIT_KEY = "karty.init_data";
+const CHAT_KEY = "karty.chat";
+const NAME_KEY = "karty.name";
+
+const root = document.getElementById("app");
+let tg = null;
+let api = new Api();
+let config = null;
+let socket = null;
+let screen = "loading";
+
+// ---------------------------------------------------------------- boot
+
+async function boot() {
+  setLanguage(navigator.language);
+  renderLoading(root);
+  tg = await detectTelegram();
+  if (!tg) {
+    try {
+      config = await api.config();
+    } catch {
+      config = null;
+    }
+    if (!config?.local) {
+      renderMessage(root, t("open_in_telegram"));
+      return;
+    }
+    let saved = null;
+    try {
+      saved = sessionStorage.getItem(INIT_KEY);
+    } catch {
+      saved = null;
+    }
+    tg = await localTelegram(saved || "");
+    tg.start();
+    document.documentElement.classList.add("local-play");
+    if (!saved) {
+      showSignin();
+      return;
+    }
+  } else {
+    tg.start();
+  }
+  await signedIn();
+}
+
+function showSignin() {
+  screen = "signin";
+  renderSignin(root, async (name) => {
+    try {
+      const { init_data } = await api.localLogin(name, navigator.language);
+      try {
+        sessionStorage.setItem(INIT_KEY, init_data);
+        sessionStorage.setItem(NAME_KEY, name);
+      } catch {
+        /* private mode: this tab only */
+      }
+      tg = await localTelegram(init_data);
+      tg.start();
+      await signedIn();
+    } catch (e) {
+      toast(String(e.message || e), "error");
+    }
+  });
+}
+
+/**
+ * Local play only: sign in again under the same name (same player id) after the
+ * server restarted with a new local key, so the page carries on by itself.
+ */
+async function relogin() {
+  if (!tg?.local) return false;
+  let name = null;
+  try {
+    name = sessionStorage.getItem(NAME_KEY);
+  } catch {
+    name = null;
+  }
+  if (!name) return false;
+  try {
+    const { init_data } = await new Api().localLogin(name, navigator.language);
+    sessionStorage.setItem(INIT_KEY, init_data);
+    tg.wa.initData = init_data;
+    api.initData = init_data;
+    if (socket) socket.initData = init_data;
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function signedIn() {
+  api = new Api(tg.initData);
+  setLanguage(tg.languageCode || navigator.language);
+  try {
+    const me = await api.me();
+    state.user = me?.user || null;
+    if (!tg.languageCode && state.user?.language) setLanguage(state.user.language);
+  } catch (e) {
+    if (e.status === 401 && tg.local && (await relogin())) {
+      return signedIn();
+    }
+    if (e.status === 401 && tg.local) {
+      try {
+        sessionStorage.removeItem(INIT_KEY);
+      } catch {
+        /* ignore */
+      }
+      showSignin();
+      return;
+    }
+  }
+  tg.onActivated(() => {
+    if (screen === "table") {
+      resync();
+      socket?.kick();
+    }
+  });
+  route();
+}
+
+function route() {
+  const params = new URLSearchParams(location.search);
+  const tableId = params.get("table") || params.get("startapp") || tg.startParam;
+  if (params.get("page") === "leaders") return showLeaderboard();
+  if (tableId) return openTable(tableId);
+  return showHome();
+}
+
+function showHome() {
+  screen = "home";
+  closeSocket();
+  tg.setBack(null);
+  if (tg.local) {
+    renderLobby(root, {
+      user: state.user,
+      onNew: newTable,
+      onLeaderboard: () => showLeaderboard(),
+      onSignOut: () => {
+        try {
+          sessionStorage.removeItem(INIT_KEY);
+        } catch {
+          /* ignore */
+        }
+        location.assign(location.pathname);
+      },
+    });
+  } else {
+    renderMessage(root, t("no_table"), [{ label: t("leaderboard"), onClick: () => showLeaderboard() }]);
+  }
+}
+
+async function newTable(game, players) {
+  try {
+    const { table } = await api.newLocalTable(game, players);
+    const id = typeof table === "string" ? table : table?.id;
+    location.assign(`?table=${encodeURIComponent(id)}`);
+  } catch (e) {
+    toast(String(e.message || e), "error");
+  }
+}
+
+function showLeaderboard() {
+  const from = screen;
+  screen = "leaders";
+  let chatId = state.table?.chat_id ?? null;
+  if (chatId === null) {
+    try {
+      chatId = sessionStorage.getItem(CHAT_KEY);
+    } catch {
+      chatId = null;
+    }
+  }
+  const back = () => {
+    if (from === "table" && state.view) {
+      screen = "table";
+      tg.setBack(goHome);
+      draw();
+    } else showHome();
+  };
+  tg.setBack(back);
+  renderLeaderboard(root, { api, chatId, game: state.table?.game || state.view?.game, onBack: back });
+}
+
+function goHome() {
+  if (tg.local) location.assign(location.pathname);
+  else showHome();
+}
+
+// ---------------------------------------------------------------- table
+
+function closeSocket() {
+  socket?.close();
+  socket = null;
+}
+
+async function openTable(id) {
+  screen = "table";
+  closeSocket();
+  resetTable(id);
+  renderLoading(root);
+  tg.setBack(goHome);
+  let data;
+  try {
+    data = await api.table(id);
+  } catch (e) {
+    if (e.status === 404) renderMessage(root, t("table_missing"), [{ label: t("back"), onClick: goHome }]);
+    else renderMessage(root, t("net_error"), [{ label: t("next"), onClick: () => openTable(id) }]);
+    return;
+  }
+  takeSnapshot(data);
+  draw();
+  if (state.view?.over) setTimeout(showFinal, 50);
+  socket = new TableSocket(id, tg.initData, {
+    since: state.version,
+    onState: onSocketState,
+    onStatus: (status, msg) => {
+      if (status === "error") {
+        if (msg?.error === "unauthorized" || msg?.error === "auth_expired") relogin();
+        else if (msg?.error === "gone") {
+          closeSocket();
+          renderMessage(root, t("table_missing"), [{ label: t("back"), onClick: goHome }]);
+        }
+        return;
+      }
+      if (status === "open" || status === "closed") setConnection(status);
+      else if (status === "retry" && !socket?.connected) setConnection("retry");
+    },
+  });
+  socket.open();
+}
+
+function takeSnapshot(data) {
+  state.table = data.table || state.table;
+  if (state.table?.chat_id) {
+    try {
+      sessionStorage.setItem(CHAT_KEY, String(state.table.chat_id));
+    } catch {
+      /* ignore */
+    }
+  }
+  const fresh = acceptVersion(
+    { version: data.version ?? data.view?.version, view: data.view, deadline: data.deadline, seats: data.table?.seats, events: undefined },
+    { resync: true },
+  );
+  if (data.seat !== undefined) state.seat = data.seat;
+  return fresh;
+}
+
+async function resync() {
+  if (!state.tableId) return;
+  try {
+    const data = await api.table(state.tableId);
+    takeSnapshot(data);
+    if (screen === "table") draw();
+  } catch {
+    /* the socket will bring it */
+  }
+}
+
+function onSocketState(msg) {
+  setConnection("open");
+  const fresh = acceptVersion(msg);
+  if (fresh === null) return;
+  if (screen !== "table") return;
+  draw();
+  announce(fresh);
+}
+
+/** Banners, haptics and dialogs for events just seen (each version once). */
+function announce(events) {
+  const game = state.view?.game;
+  let roundEnd = null;
+  let final = false;
+  for (const ev of events) {
+    if (ev.a === "zevok" || ev.a === "how_many" || ev.a === "one_card") {
+      banner(eventText(ev, game), "callout");
+      if (ev.seat !== state.seat) tg?.impact("medium");
+    } else if (ev.a === "bita") {
+      banner(eventText(ev, game), "bita");
+    } else if (ev.a === "round_end") {
+      roundEnd = ev;
+    } else if (ev.a === "match_end" || ev.a === "game_end") {
+      final = true;
+    }
+    if (ev._by === "timer" && ev.seat && ev.seat === state.seat) {
+      toast(t("played_for_you"), "warn");
+      tg?.notify("warning");
+    }
+  }
+  if (final) showFinal();
+  else if (roundEnd) {
+    openDialog("round", t("round_over", { n: roundEnd.round }), roundResult(roundEnd), [
+      { label: t("next"), primary: true, onClick: () => closeDialog() },
+    ]);
+  }
+}
+
+function showFinal() {
+  const v = state.view;
+  if (!v) return;
+  const body = v.game === "prsi" ? prsiScoreTable() : penkiResult();
+  openDialog("final", v.game === "prsi" ? t("match_over") : t("game_over"), body, [
+    { label: t("leaderboard"), onClick: () => (closeDialog(), showLeaderboard()) },
+    { label: t("close"), primary: true, onClick: () => closeDialog() },
+  ]);
+}
+
+function draw() {
+  if (screen !== "table" || !state.view) return;
+  const v = state.view;
+  // Penki phase 1: a drawn card waiting to be placed is the selection.
+  if (v.game === "penki") {
+    if (v.phase !== 1 || !myTurn()) state.selected = null;
+    else if (v.drawn) state.selected = "drawn";
+    else if (state.selected === "drawn") state.selected = null;
+  }
+  renderTable(root, handlers);
+  // The penalty hand-over: a dialog while this seat owes a card.
+  const gives = legalOf("give");
+  if (gives.length && state.dialog !== "give") giveDialog((card) => act({ a: "give", card }).then(() => {}));
+  else if (!gives.length && state.dialog === "give") closeDialog();
+  if (state.dialog === "suit" && !myTurn()) closeDialog();
+}
+
+async function act(action, opts = {}) {
+  try {
+    await actOnce(action, opts);
+  } catch (e) {
+    if (e.status === 401 && (await relogin())) await actOnce(action, opts).catch((e2) => actFailed(e2, opts));
+    else actFailed(e, opts);
+  }
+}
+
+async function actOnce(action, { isCallout = false } = {}) {
+  if (!state.tableId) return;
+  if (state.busy && !isCallout) return;
+  if (!isCallout) state.busy = true;
+  try {
+    const res = await api.act(state.tableId, action, isCallout ? undefined : state.version);
+    const fresh = acceptVersion({ version: res.version, view: res.view, events: res.events || [], deadline: res.deadline });
+    if (isCallout) tg.notify("success");
+    if (fresh !== null) {
+      draw();
+      announce(fresh);
+    }
+  } catch (e) {
+    if (e.status === 401) throw e;
+    await actFailed(e, { isCallout });
+  } finally {
+    if (!isCallout) state.busy = false;
+  }
+}
+
+async function actFailed(e, { isCallout = false } = {}) {
+  if (isCallout && (e.status === 422 || e.status === 409)) {
+    toast(t("too_late"), "error");
+    tg.notify("error");
+  } else if (e.status === 409) {
+    toast(t("stale"));
+    await resync();
+  } else if (e.status === 422) {
+    toast(t("rejected", { reason: reasonText(e.code, e.detail) }), "error");
+    tg.notify("error");
+    await resync();
+  } else if (e.status === 429) {
+    toast(t("too_fast"));
+  } else {
+    toast(t("net_error"), "error");
+    await resync();
+  }
+}
+
+const handlers = {
+  onHome: () => goHome(),
+  onLeaderboard: () => showLeaderboard(),
+  onScores: () => {
+    const v = state.view;
+    if (!v) return;
+    if (v.game === "prsi") openDialog("scores", t("scores"), prsiScoreTable(), [{ label: t("close"), primary: true, onClick: () => closeDialog() }]);
+    else if (v.over) showFinal();
+    else
+      openDialog("scores", t("players"), penkiResult(), [{ label: t("close"), primary: true, onClick: () => closeDialog() }]);
+  },
+  onToggleFaces: () => {
+    state.faces = state.faces === "german" ? "french" : "german";
+    saveFaces(state.faces);
+    tg.selection();
+    draw();
+  },
+  onAction: (action) => {
+    tg.impact("light");
+    act(action);
+  },
+  onPrsiPlay: (card) => {
+    const v = state.view;
+    tg.impact("light");
+    const isLast = (v.hand || []).length === 1;
+    if (card.startsWith("Q") && !isLast) {
+      suitChooser(card, (suit) => {
+        closeDialog();
+        tg.impact("medium");
+        act({ a: "play", card, suit });
+      });
+      return;
+    }
+    act({ a: "play", card });
+  },
+  onSelect: (what) => {
+    if (!myTurn()) return;
+    tg.selection();
+    state.selected = state.selected === what && what !== "drawn" ? null : what;
+    draw();
+  },
+  onPileTap: (seatId) => {
+    const v = state.view;
+    if (!myTurn() || v.phase !== 1) return;
+    if (v.drawn) {
+      tg.impact("light");
+      act({ a: "place", to: seatId });
+      return;
+    }
+    if (state.selected === "pile") {
+      if (seatId === state.seat) {
+        state.selected = null;
+        draw();
+        return;
+      }
+      tg.impact("light");
+      state.selected = null;
+      act({ a: "move", to: seatId });
+      return;
+    }
+    const mine = v.players.find((p) => p.id === state.seat);
+    if (seatId === state.seat && mine?.pile_top) {
+      tg.selection();
+      state.selected = "pile";
+      draw();
+    }
+  },
+  onCallout: (kind, button) => {
+    tg.impact("heavy");
+    button.classList.add("pressed", "fired");
+    setTimeout(() => button.classList.remove("pressed", "fired"), 450);
+    act({ a: kind }, { isCallout: true });
+  },
+};
+
+setInterval(updateTimers, 250);
+window.addEventListener("keydown", (e) => {
+  if (e.key === "Escape" && screen === "table" && state.selected === "pile") {
+    state.selected = null;
+    draw();
+  }
+});
+
+window.__karty = { state, language }; // for the browser tests and debugging
+
+boot().catch((e) => {
+  renderMessage(root, String(e?.message || e));
+});

@@ -1,0 +1,795 @@
+// DOM building. Reads `state`, never mutates game data; user input goes to the
+// handlers main.js passes in. All text goes in through textContent.
+
+import { backFigure, cardButton, cardFigure, suitSvg } from "./cards.js";
+import { callout, cardName, cardShort, suitName, t } from "./i18n.js";
+import { isComputer, legal, legalOf, myTurn, nameOf, state } from "./state.js";
+
+/** Create an element: h("button", {class: "x", onclick: fn}, "text", child…). */
+export function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "class") node.className = v;
+    else if (k === "dataset") Object.assign(node.dataset, v);
+    else if (k.startsWith("on") && typeof v === "function") node.addEventListener(k.slice(2), v);
+    else if (k === "text") node.textContent = v;
+    else if (v === true) node.setAttribute(k, "");
+    else node.setAttribute(k, String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    node.appendChild(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
+  }
+  return node;
+}
+
+const reducedMotion = () => window.matchMedia?.("(prefers-reduced-motion: reduce)").matches;
+
+// ---------------------------------------------------------------- feedback
+
+export function toast(text, kind = "info") {
+  const box = document.getElementById("toasts");
+  if (!box) return;
+  const item = h("div", { class: `toast ${kind}`, role: kind === "error" ? "alert" : "status" }, text);
+  box.appendChild(item);
+  setTimeout(() => item.classList.add("leaving"), 2600);
+  setTimeout(() => item.remove(), 3100);
+}
+
+let bannerTimer = null;
+/** A big banner everyone sees (callout races, Бита). */
+export function banner(text, kind = "callout") {
+  const box = document.getElementById("banner");
+  if (!box) return;
+  box.replaceChildren(h("div", { class: `banner-inner ${kind}` }, text));
+  box.classList.remove("show");
+  void box.offsetWidth; // restart the animation
+  box.classList.add("show");
+  clearTimeout(bannerTimer);
+  bannerTimer = setTimeout(() => box.classList.remove("show"), 2800);
+}
+
+export function setConnection(status) {
+  const el = document.getElementById("conn");
+  if (!el) return;
+  el.hidden = status === "open";
+  el.textContent = status === "open" ? "" : t("reconnecting");
+}
+
+// ---------------------------------------------------------------- dialogs
+
+export function closeDialog() {
+  const dlg = document.getElementById("dialog");
+  if (dlg?.open) dlg.close();
+  state.dialog = null;
+}
+
+/** A modal dialog; actions: [{label, onClick, primary}]. */
+export function openDialog(kind, title, body, actions = [], { dismissable = true } = {}) {
+  const dlg = document.getElementById("dialog");
+  if (!dlg) return;
+  state.dialog = kind;
+  dlg.dataset.kind = kind;
+  const heading = h("h2", { id: "dialog-title" }, title);
+  const buttons = h(
+    "div",
+    { class: "dialog-actions" },
+    actions.map((a) =>
+      h("button", { type: "button", class: a.primary ? "btn primary" : "btn", onclick: a.onClick }, a.label),
+    ),
+  );
+  dlg.replaceChildren(h("div", { class: "dialog-body" }, heading, body, actions.length ? buttons : null));
+  dlg.setAttribute("aria-labelledby", "dialog-title");
+  dlg.oncancel = (e) => {
+    if (!dismissable) e.preventDefault();
+    else state.dialog = null;
+  };
+  if (!dlg.open) dlg.showModal();
+}
+
+// ---------------------------------------------------------------- timer ring
+
+const RING_R = 20;
+const RING_LEN = 2 * Math.PI * RING_R;
+
+function avatar(seatId, big = false) {
+  const name = nameOf(seatId);
+  const initial = (name.match(/[\p{L}\p{N}]/u)?.[0] || "?").toUpperCase();
+  const svgNS = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(svgNS, "svg");
+  svg.setAttribute("viewBox", "0 0 48 48");
+  svg.setAttribute("class", "ring");
+  svg.setAttribute("aria-hidden", "true");
+  const track = document.createElementNS(svgNS, "circle");
+  for (const [k, v] of Object.entries({ cx: 24, cy: 24, r: RING_R, class: "ring-track" })) track.setAttribute(k, v);
+  const arc = document.createElementNS(svgNS, "circle");
+  for (const [k, v] of Object.entries({
+    cx: 24,
+    cy: 24,
+    r: RING_R,
+    class: "ring-arc",
+    "stroke-dasharray": RING_LEN.toFixed(2),
+    "stroke-dashoffset": "0",
+    transform: "rotate(-90 24 24)",
+  }))
+    arc.setAttribute(k, v);
+  svg.append(track, arc);
+  return h(
+    "span",
+    { class: `avatar${big ? " big" : ""}${isComputer(seatId) ? " computer" : ""}`, dataset: { seat: seatId } },
+    svg,
+    h("span", { class: "initial" }, initial),
+    h("span", { class: "secs", "aria-hidden": "true" }),
+  );
+}
+
+/** Move the countdown ring of the seat to move; called a few times a second. */
+export function updateTimers() {
+  const v = state.view;
+  const total = state.table?.settings?.turn_seconds || 60;
+  const now = Date.now() / 1000;
+  const left = state.deadline ? Math.max(0, state.deadline - now) : null;
+  for (const av of document.querySelectorAll(".avatar")) {
+    const active = v && !v.over && v.to_move === av.dataset.seat && left !== null;
+    av.classList.toggle("timing", !!active);
+    const arc = av.querySelector(".ring-arc");
+    const secs = av.querySelector(".secs");
+    if (!active) {
+      arc?.setAttribute("stroke-dashoffset", "0");
+      if (secs) secs.textContent = "";
+      continue;
+    }
+    const frac = Math.max(0, Math.min(1, left / total));
+    arc?.setAttribute("stroke-dashoffset", (RING_LEN * (1 - frac)).toFixed(2));
+    av.classList.toggle("hurry", left <= 10);
+    if (secs) secs.textContent = String(Math.ceil(left));
+  }
+}
+
+// ---------------------------------------------------------------- ticker
+
+function facesFor(game) {
+  return game === "prsi" ? state.faces : "french";
+}
+
+export function eventText(ev, game) {
+  const faces = facesFor(game);
+  const card = (c) => (c ? cardShort(c, faces) : "");
+  const n = (s) => nameOf(s);
+  switch (ev.a) {
+    case "play":
+      if (game === "prsi" && ev.suit && ev.card?.startsWith("Q"))
+        return t("ev_play_suit", { name: n(ev.seat), card: card(ev.card), suit: suitName(ev.suit, faces) });
+      return t("ev_play", { name: n(ev.seat), card: card(ev.card) });
+    case "draw":
+      if (ev.card) return t("ev_draw_card", { name: n(ev.seat), card: card(ev.card) });
+      return t("ev_draw_n", { name: n(ev.seat), n: ev.n ?? 1 });
+    case "stand":
+      return t("ev_stand", { name: n(ev.seat) });
+    case "pass":
+      return t("ev_pass", { name: n(ev.seat) });
+    case "turnover":
+      return t("ev_turnover");
+    case "forgiven":
+      return t("ev_forgiven", { name: n(ev.seat), n: ev.n });
+    case "round_end":
+      return t("ev_round_end", { n: ev.round, name: n(ev.winner) });
+    case "deal":
+      return t("ev_deal", { n: ev.round });
+    case "match_end":
+      return t("ev_match_end");
+    case "move":
+      return t("ev_move", { name: n(ev.seat), card: card(ev.card), to: n(ev.to) });
+    case "place":
+      if (ev.to === ev.seat) return t("ev_place_own", { name: n(ev.seat), card: card(ev.card) });
+      return t("ev_place", { name: n(ev.seat), card: card(ev.card), to: n(ev.to) });
+    case "zevok":
+      return t("ev_zevok", { name: n(ev.seat), to: n(ev.against) });
+    case "penalty_move":
+      return t("ev_penalty_move", { from: n(ev.from), to: n(ev.to), card: card(ev.card) });
+    case "phase2":
+      return t("ev_phase2", { name: n(ev.leader) });
+    case "stumps":
+      return t("ev_stumps", { name: n(ev.seat) });
+    case "take":
+      return t("ev_take", { name: n(ev.seat), card: card(ev.card) });
+    case "bita":
+      return t("ev_bita", { name: n(ev.leader) });
+    case "one_card":
+      return t("ev_one_card", { name: n(ev.seat) });
+    case "how_many": {
+      const caught = (ev.caught || []).map(n).join(", ");
+      return caught ? t("ev_how_many", { name: n(ev.seat), caught }) : t("ev_how_many_none", { name: n(ev.seat) });
+    }
+    case "give":
+      return t("ev_give", { name: n(ev.seat), to: n(ev.to) });
+    case "out":
+      return t("ev_out", { names: (ev.seats || []).map(n).join(", "), place: ev.place });
+    case "game_end":
+      return t("ev_game_end");
+    default:
+      return ev.a || "";
+  }
+}
+
+function ticker(game) {
+  const items = state.ticker.slice(-3).reverse();
+  const list = h("ol", { class: "ticker", "aria-label": "last moves" });
+  if (!items.length) list.appendChild(h("li", { class: "muted" }, t("ticker_empty")));
+  items.forEach((item, i) => {
+    const li = h("li", { class: i === 0 ? "newest" : "" }, eventText(item.event, game));
+    if (item.by === "timer") li.appendChild(h("span", { class: "by-timer", title: t("by_timer") }, ` ⏱ ${t("by_timer")}`));
+    list.appendChild(li);
+  });
+  return list;
+}
+
+// ---------------------------------------------------------------- common pieces
+
+const ICONS = {
+  trophy: "M8 4h8v4a4 4 0 0 1-8 0V4z M8 6H5v1a3 3 0 0 0 3 3 M16 6h3v1a3 3 0 0 1-3 3 M12 12v4 M8.5 20h7 M10 16h4v4h-4z",
+  scores: "M4 5h16v14H4z M4 10h16 M4 15h16 M10 5v14",
+  back: "M15 5l-7 7 7 7",
+};
+
+export function icon(name, size = 22) {
+  const svgNS = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(svgNS, "svg");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("width", String(size));
+  svg.setAttribute("height", String(size));
+  svg.setAttribute("aria-hidden", "true");
+  svg.setAttribute("class", "icon");
+  const path = document.createElementNS(svgNS, "path");
+  path.setAttribute("d", ICONS[name]);
+  path.setAttribute("fill", "none");
+  path.setAttribute("stroke", "currentColor");
+  path.setAttribute("stroke-width", "2");
+  path.setAttribute("stroke-linecap", "round");
+  path.setAttribute("stroke-linejoin", "round");
+  svg.appendChild(path);
+  return svg;
+}
+
+function topbar(handlers, title, sub) {
+  const faces = state.view?.game === "prsi";
+  return h(
+    "header",
+    { class: "topbar" },
+    h("button", { type: "button", id: "local-back-inline", class: "icon-btn back-btn", "aria-label": t("back"), onclick: handlers.onHome }, icon("back")),
+    h("div", { class: "title" }, h("strong", {}, title), sub ? h("span", { class: "sub" }, sub) : null),
+    faces
+      ? h(
+          "button",
+          {
+            type: "button",
+            class: "icon-btn faces-btn",
+            "aria-label": `${t("faces")}: ${state.faces === "german" ? t("faces_german") : t("faces_french")}`,
+            "aria-pressed": state.faces === "french" ? "true" : "false",
+            onclick: handlers.onToggleFaces,
+          },
+          suitSvg(state.faces === "german" ? "c" : "c", state.faces, 24),
+        )
+      : null,
+    h("button", { type: "button", class: "icon-btn", "aria-label": t("scores"), onclick: handlers.onScores }, icon("scores")),
+    h("button", { type: "button", class: "icon-btn", "aria-label": t("leaderboard"), onclick: handlers.onLeaderboard }, icon("trophy")),
+  );
+}
+
+function fan(count, max = 7) {
+  const shown = Math.min(count, max);
+  const box = h("div", { class: "fan", "aria-hidden": "true" });
+  for (let i = 0; i < shown; i++) {
+    const angle = shown > 1 ? -18 + (36 * i) / (shown - 1) : 0;
+    const b = backFigure("mini");
+    b.style.setProperty("--rot", `${angle}deg`);
+    b.style.setProperty("--i", String(i));
+    box.appendChild(b);
+  }
+  return box;
+}
+
+function statusLine() {
+  const v = state.view;
+  if (!v) return "";
+  if (v.over) return v.game === "prsi" ? t("match_over") : t("game_over");
+  if (!state.seat) return v.to_move ? t("turn_of", { name: nameOf(v.to_move) }) : t("spectator");
+  if (myTurn()) return t("your_turn");
+  if (v.game === "penki" && v.penalty) return t("waiting_give", { name: nameOf(v.penalty.to) });
+  return v.to_move ? t("turn_of", { name: nameOf(v.to_move) }) : "";
+}
+
+function opponentsOrder() {
+  const players = state.view.players;
+  const i = players.findIndex((p) => p.id === state.seat);
+  if (i < 0) return players;
+  return [...players.slice(i + 1), ...players.slice(0, i)];
+}
+
+function me() {
+  return state.view.players.find((p) => p.id === state.seat) || null;
+}
+
+/** Lay a hand out in rows of cards that overlap just enough to fit. */
+function handRows(cards, makeCard, maxPerRow = 7) {
+  const rows = Math.max(1, Math.ceil(cards.length / maxPerRow));
+  const perRow = Math.ceil(cards.length / rows);
+  const box = h("div", { class: "hand", role: "group", "aria-label": t("you") });
+  for (let r = 0; r < rows; r++) {
+    const rowCards = cards.slice(r * perRow, (r + 1) * perRow);
+    const row = h("div", { class: "hand-row" });
+    row.style.setProperty("--n", String(rowCards.length));
+    rowCards.forEach((c, i) => {
+      const node = makeCard(c, r * perRow + i);
+      node.style.setProperty("--i", String(i));
+      row.appendChild(node);
+    });
+    box.appendChild(row);
+  }
+  return box;
+}
+
+// ---------------------------------------------------------------- Prší
+
+function prsiCenter(handlers) {
+  const v = state.view;
+  const faces = state.faces;
+  const canDraw = legalOf("draw").length > 0;
+  const stock = h(
+    "button",
+    {
+      type: "button",
+      class: `pile stock${canDraw ? " can" : ""}`,
+      "aria-label": `${t("stock")}: ${v.stock}`,
+      disabled: !canDraw,
+      onclick: () => handlers.onAction({ a: "draw" }),
+    },
+    v.stock > 0 ? backFigure("big") : h("div", { class: "card slot big" }),
+    v.stock > 1 ? backFigure("big under") : null,
+    h("span", { class: "badge count" }, String(v.stock)),
+  );
+  const topChanged = state.lastTop !== v.top;
+  const top = v.top ? cardFigure(v.top, faces, `big top${topChanged && !reducedMotion() ? " arrive" : ""}`) : h("div", { class: "card slot big" });
+  state.lastTop = v.top;
+  const discard = h("div", { class: "pile discard" }, v.discard > 1 ? backFigure("big under discard-under") : null, top);
+  const suitBox = h(
+    "div",
+    { class: `suit-in-play suit-${v.suit}`, role: "img", "aria-label": `${t("suit_in_play")}: ${suitName(v.suit, faces)}` },
+    suitSvg(v.suit, faces, 54),
+    h("span", { class: "suit-name" }, suitName(v.suit, faces)),
+  );
+  let pending = null;
+  if (v.pending_draw) pending = h("div", { class: "pending draw", role: "status" }, t("pending_draw", { n: v.pending_draw }));
+  else if (v.pending_skip) pending = h("div", { class: "pending skip", role: "status" }, t("pending_skip"));
+  return h("section", { class: "center felt-center" }, stock, discard, h("div", { class: "center-side" }, suitBox, pending));
+}
+
+function prsiOpponents() {
+  const v = state.view;
+  return h(
+    "section",
+    { class: "opponents", "aria-label": t("players") },
+    opponentsOrder().map((p) =>
+      h(
+        "div",
+        {
+          class: `opp${v.to_move === p.id && !v.over ? " to-move" : ""}`,
+          dataset: { seat: p.id },
+          "aria-label": `${nameOf(p.id)}: ${t("cards_n", { n: p.cards })}`,
+          role: "group",
+        },
+        h("div", { class: "opp-head" }, avatar(p.id), h("span", { class: "opp-name" }, nameOf(p.id))),
+        fan(p.cards),
+        h("span", { class: "badge count" }, String(p.cards)),
+        v.points && v.points[p.id] !== undefined ? h("span", { class: "opp-points" }, t("pts", { n: v.points[p.id] })) : null,
+      ),
+    ),
+  );
+}
+
+function prsiHand(handlers) {
+  const v = state.view;
+  const hand = v.hand || [];
+  const plays = legalOf("play");
+  const playable = new Set(plays.map((a) => a.card));
+  const faces = state.faces;
+  return handRows(hand, (c) => {
+    const can = playable.has(c);
+    const b = cardButton(c, faces, `in-hand${can ? " playable" : ""}`);
+    b.setAttribute("aria-disabled", can ? "false" : "true");
+    b.addEventListener("click", () => {
+      if (!can) {
+        b.classList.remove("nope");
+        void b.offsetWidth;
+        b.classList.add("nope");
+        return;
+      }
+      handlers.onPrsiPlay(c);
+    });
+    return b;
+  });
+}
+
+function prsiActions(handlers) {
+  const v = state.view;
+  const buttons = [];
+  if (legalOf("draw").length)
+    buttons.push(
+      h("button", { type: "button", class: "btn action draw", onclick: () => handlers.onAction({ a: "draw" }) }, v.pending_draw ? t("draw_n", { n: v.pending_draw }) : t("draw")),
+    );
+  if (legalOf("stand").length)
+    buttons.push(h("button", { type: "button", class: "btn action stand", onclick: () => handlers.onAction({ a: "stand" }) }, t("stand")));
+  if (legalOf("pass").length)
+    buttons.push(h("button", { type: "button", class: "btn action pass", onclick: () => handlers.onAction({ a: "pass" }) }, t("pass")));
+  return h("div", { class: "actions" }, buttons);
+}
+
+function renderPrsi(root, handlers) {
+  const v = state.view;
+  const my = me();
+  root.replaceChildren(
+    h(
+      "div",
+      { class: `screen table-screen prsi${myTurn() ? " my-turn" : ""}` },
+      topbar(handlers, t("prsi"), t("round", { n: v.round, of: v.rounds || 5 })),
+      prsiOpponents(),
+      prsiCenter(handlers),
+      ticker("prsi"),
+      h(
+        "section",
+        { class: "me", "aria-label": t("you") },
+        h(
+          "div",
+          { class: "me-head" },
+          state.seat ? avatar(state.seat, true) : null,
+          h("span", { class: "status", role: "status", "aria-live": "polite" }, statusLine()),
+          my && v.points ? h("span", { class: "my-points" }, t("pts", { n: v.points[state.seat] ?? 0 })) : null,
+          prsiActions(handlers),
+        ),
+        state.seat ? prsiHand(handlers) : h("p", { class: "muted center-text" }, t("not_seated")),
+      ),
+    ),
+  );
+}
+
+export function suitChooser(card, onChoose) {
+  const faces = state.faces;
+  const grid = h(
+    "div",
+    { class: "suit-grid" },
+    ["h", "s", "d", "c"].map((s) =>
+      h(
+        "button",
+        { type: "button", class: `suit-choice suit-${s}`, "aria-label": suitName(s, faces), onclick: () => onChoose(s) },
+        suitSvg(s, faces, 56),
+        h("span", {}, suitName(s, faces)),
+      ),
+    ),
+  );
+  openDialog("suit", t("choose_suit"), h("div", {}, h("div", { class: "dialog-card" }, cardFigure(card, faces, "mid")), grid), [
+    { label: t("cancel"), onClick: () => closeDialog() },
+  ]);
+}
+
+/** The five-round match table: points per round, totals, and at the end balances. */
+export function prsiScoreTable() {
+  const v = state.view;
+  const players = v.players.map((p) => p.id);
+  const table = h("table", { class: "scores" });
+  table.appendChild(
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "#"), players.map((p) => h("th", { scope: "col" }, nameOf(p))))),
+  );
+  const body = h("tbody");
+  const hist = v.history || [];
+  for (let r = 1; r <= (v.rounds || 5); r++) {
+    const row = hist.find((x) => x.round === r);
+    body.appendChild(
+      h(
+        "tr",
+        { class: r === v.round && !v.over ? "current" : "" },
+        h("th", { scope: "row" }, String(r)),
+        players.map((p) => h("td", {}, row ? String(row.points?.[p] ?? 0) : "–")),
+      ),
+    );
+  }
+  body.appendChild(h("tr", { class: "total" }, h("th", { scope: "row" }, t("total")), players.map((p) => h("td", {}, String(v.points?.[p] ?? 0)))));
+  if (v.places) body.appendChild(h("tr", {}, h("th", { scope: "row" }, t("place")), players.map((p) => h("td", {}, v.places[p] != null ? `${v.places[p]}.` : "–"))));
+  if (v.balances)
+    body.appendChild(
+      h(
+        "tr",
+        { class: "balance" },
+        h("th", { scope: "row" }, t("balance")),
+        players.map((p) => {
+          const b = v.balances[p] ?? 0;
+          return h("td", { class: b > 0 ? "pos" : b < 0 ? "neg" : "" }, b > 0 ? `+${b}` : String(b));
+        }),
+      ),
+    );
+  table.appendChild(body);
+  return h("div", { class: "scores-wrap" }, table);
+}
+
+export function roundResult(ev) {
+  const players = state.view.players.map((p) => p.id);
+  const list = h(
+    "table",
+    { class: "scores" },
+    h("thead", {}, h("tr", {}, h("th", {}, t("player")), h("th", {}, t("points")), h("th", {}, t("total")))),
+    h(
+      "tbody",
+      {},
+      players.map((p) =>
+        h(
+          "tr",
+          { class: p === ev.winner ? "winner" : "" },
+          h("th", { scope: "row" }, nameOf(p), p === ev.winner ? " ★" : ""),
+          h("td", {}, String(ev.round_points?.[p] ?? 0)),
+          h("td", {}, String(ev.points?.[p] ?? 0)),
+        ),
+      ),
+    ),
+  );
+  return list;
+}
+
+// ---------------------------------------------------------------- Penki
+
+function penkiPileTile(p, handlers, { mine }) {
+  const v = state.view;
+  const selecting = state.selected && myTurn() && v.phase === 1;
+  const target = selecting && (state.selected === "drawn" || !mine);
+  const label = `${nameOf(p.id)} — ${t("pile")}: ${p.pile_top ? cardName(p.pile_top, "french") : t("empty_pile")}, ${p.pile}`;
+  const top = p.pile_top ? cardFigure(p.pile_top, "french", "pile-top") : h("div", { class: "card slot pile-top" });
+  if (p.pile > 1) top.classList.add("stacked");
+  const pileBtn = h(
+    "button",
+    {
+      type: "button",
+      class: `pile-btn${target ? " target" : ""}${mine && state.selected === "pile" ? " selected" : ""}`,
+      "aria-label": label,
+      dataset: { seat: p.id },
+      onclick: () => handlers.onPileTap(p.id),
+    },
+    top,
+    h("span", { class: "badge count" }, String(p.pile)),
+  );
+  return h(
+    "div",
+    { class: `ptile${mine ? " mine" : ""}${v.to_move === p.id && !v.over ? " to-move" : ""}${p.out ? " is-out" : ""}`, dataset: { seat: p.id } },
+    h("div", { class: "opp-head" }, avatar(p.id), h("span", { class: "opp-name" }, mine ? `${nameOf(p.id)} (${t("you")})` : nameOf(p.id))),
+    pileBtn,
+    stumpsBadge(p),
+  );
+}
+
+function stumpsBadge(p) {
+  if (!p.stumps) return null;
+  const box = h("div", { class: "stumps", "aria-label": t("stumps_n", { n: p.stumps }), role: "img" });
+  for (let i = 0; i < Math.min(p.stumps, 2); i++) box.appendChild(backFigure("tiny"));
+  box.appendChild(h("span", { class: "stumps-n" }, `×${p.stumps}`));
+  return box;
+}
+
+function penkiPhase1(handlers) {
+  const v = state.view;
+  const my = me();
+  const opps = opponentsOrder();
+  const canDraw = legalOf("draw").length > 0 && !v.drawn;
+  const stock = h(
+    "button",
+    { type: "button", class: `pile stock${canDraw ? " can" : ""}`, "aria-label": `${t("stock")}: ${v.stock}`, disabled: !canDraw, onclick: () => handlers.onAction({ a: "draw" }) },
+    v.stock > 0 ? backFigure("big") : h("div", { class: "card slot big" }),
+    v.stock > 1 ? backFigure("big under") : null,
+    h("span", { class: "badge count" }, String(v.stock)),
+  );
+  let drawn;
+  if (v.drawn) {
+    const mineDrawn = myTurn();
+    drawn = h(
+      "button",
+      {
+        type: "button",
+        class: `drawn-btn${state.selected === "drawn" ? " selected" : ""}`,
+        "aria-label": `${t("drawn")}: ${cardName(v.drawn, "french")}`,
+        "aria-pressed": state.selected === "drawn" ? "true" : "false",
+        disabled: !mineDrawn,
+        onclick: () => handlers.onSelect("drawn"),
+      },
+      cardFigure(v.drawn, "french", `big${reducedMotion() ? "" : " arrive"}`),
+    );
+  } else {
+    drawn = h("div", { class: "card slot big drawn-slot", "aria-hidden": "true" });
+  }
+  let hint = "";
+  if (myTurn()) hint = state.selected ? t("tap_target") : v.drawn ? t("tap_target") : t("tap_to_draw");
+  return [
+    h("section", { class: "piles opponents", "aria-label": t("players") }, opps.map((p) => penkiPileTile(p, handlers, { mine: false }))),
+    h("section", { class: "center felt-center" }, stock, drawn, h("div", { class: "center-side" }, h("p", { class: "hint" }, hint))),
+    ticker("penki"),
+    h(
+      "section",
+      { class: "me penki-me" },
+      h("div", { class: "me-head" }, h("span", { class: "status", role: "status", "aria-live": "polite" }, statusLine())),
+      my ? penkiPileTile(my, handlers, { mine: true }) : h("p", { class: "muted center-text" }, t("not_seated")),
+    ),
+  ];
+}
+
+function penkiTable() {
+  const v = state.view;
+  const table = v.table || [];
+  if (!table.length) return h("div", { class: "ptable empty" }, h("span", { class: "muted" }, t("table_empty")));
+  const bottom = table[0];
+  const top = table[table.length - 1];
+  const box = h("div", { class: "ptable", role: "group", "aria-label": `${t("table")}: ${table.length}` });
+  box.appendChild(
+    h("div", { class: "tcard bottom" }, cardFigure(bottom, "french", "mid"), h("span", { class: "tlabel" }, `${t("bottom")}`)),
+  );
+  if (table.length > 2) box.appendChild(h("div", { class: "tmiddle", "aria-hidden": "true" }, `+${table.length - 2}`));
+  if (table.length > 1)
+    box.appendChild(h("div", { class: "tcard top" }, cardFigure(top, "french", `mid${reducedMotion() ? "" : " arrive"}`), h("span", { class: "tlabel" }, t("top"))));
+  return box;
+}
+
+function penkiPhase2(handlers) {
+  const v = state.view;
+  const opps = opponentsOrder();
+  const plays = new Set(legalOf("play").map((a) => a.card));
+  const my = me();
+  const oppTiles = opps.map((p) =>
+    h(
+      "div",
+      { class: `opp${v.to_move === p.id && !v.over ? " to-move" : ""}${p.out ? " is-out" : ""}`, dataset: { seat: p.id }, role: "group", "aria-label": `${nameOf(p.id)}: ${t("cards_n", { n: p.cards })}` },
+      h("div", { class: "opp-head" }, avatar(p.id), h("span", { class: "opp-name" }, nameOf(p.id))),
+      p.out ? h("span", { class: "out-tag" }, v.places?.[p.id] ? `${t("place")} ${v.places[p.id]}` : t("out")) : fan(p.cards),
+      p.out ? null : h("span", { class: "badge count" }, String(p.cards)),
+      stumpsBadge(p),
+      p.declared ? h("span", { class: "declared" }, callout("one_card")) : null,
+    ),
+  );
+  const center = h(
+    "section",
+    { class: "center felt-center phase2" },
+    h("div", { class: "trump", role: "img", "aria-label": `${t("trump")}: ♦` }, suitSvg("d", "french", 26), h("span", {}, t("trump"))),
+    penkiTable(),
+    h("div", { class: "center-side" }, h("div", { class: "phase-tag" }, t("phase2")), v.discarded ? h("div", { class: "muted small" }, `${t("bita").split("!")[0]}: ${v.discarded}`) : null),
+  );
+  const takeBtn = legalOf("take").length
+    ? h("button", { type: "button", class: "btn action take", onclick: () => handlers.onAction({ a: "take" }) }, t("take"))
+    : null;
+  const hand = v.hand || [];
+  return [
+    h("section", { class: "opponents", "aria-label": t("players") }, oppTiles),
+    center,
+    ticker("penki"),
+    h(
+      "section",
+      { class: "me", "aria-label": t("you") },
+      h(
+        "div",
+        { class: "me-head" },
+        state.seat ? avatar(state.seat, true) : null,
+        h("span", { class: "status", role: "status", "aria-live": "polite" }, statusLine()),
+        my ? stumpsBadge(my) : null,
+        my?.declared ? h("span", { class: "declared" }, callout("one_card")) : null,
+        h("div", { class: "actions" }, takeBtn),
+      ),
+      state.seat
+        ? handRows(hand, (c) => {
+            const can = plays.has(c);
+            const b = cardButton(c, "french", `in-hand${can ? " playable" : ""}`);
+            b.setAttribute("aria-disabled", can ? "false" : "true");
+            b.addEventListener("click", () => {
+              if (can) handlers.onAction({ a: "play", card: c });
+              else {
+                b.classList.remove("nope");
+                void b.offsetWidth;
+                b.classList.add("nope");
+              }
+            });
+            return b;
+          })
+        : h("p", { class: "muted center-text" }, t("not_seated")),
+    ),
+  ];
+}
+
+function calloutBar(handlers) {
+  const kinds = ["zevok", "one_card", "how_many"];
+  return h(
+    "nav",
+    { class: "callouts", "aria-label": "callouts" },
+    kinds.map((k) =>
+      h(
+        "button",
+        {
+          type: "button",
+          class: `callout callout-${k}`,
+          dataset: { callout: k },
+          lang: "ru",
+          onpointerdown: (e) => e.currentTarget.classList.add("pressed"),
+          onpointerup: (e) => e.currentTarget.classList.remove("pressed"),
+          onpointerleave: (e) => e.currentTarget.classList.remove("pressed"),
+          onclick: (e) => handlers.onCallout(k, e.currentTarget),
+        },
+        callout(k),
+      ),
+    ),
+  );
+}
+
+function renderPenki(root, handlers) {
+  const v = state.view;
+  const parts = v.phase === 1 ? penkiPhase1(handlers) : penkiPhase2(handlers);
+  root.replaceChildren(
+    h(
+      "div",
+      { class: `screen table-screen penki phase${v.phase}${myTurn() ? " my-turn" : ""}` },
+      topbar(handlers, t("penki"), v.phase === 1 ? t("phase1") : t("phase2")),
+      ...parts,
+      calloutBar(handlers),
+    ),
+  );
+}
+
+export function giveDialog(onGive) {
+  const v = state.view;
+  const gives = new Set(legalOf("give").map((a) => a.card));
+  const hand = (v.hand || []).filter((c) => gives.size === 0 || gives.has(c));
+  const grid = h(
+    "div",
+    { class: "give-grid" },
+    hand.map((c) => {
+      const b = cardButton(c, "french", "mid");
+      b.addEventListener("click", () => onGive(c));
+      return b;
+    }),
+  );
+  openDialog("give", t("give_title", { name: nameOf(v.penalty?.to) }), h("div", {}, h("p", {}, t("give_hint")), grid), [], { dismissable: false });
+}
+
+export function penkiResult() {
+  const v = state.view;
+  const players = [...v.players].sort((a, b) => (v.places?.[a.id] ?? 99) - (v.places?.[b.id] ?? 99));
+  return h(
+    "table",
+    { class: "scores" },
+    h("thead", {}, h("tr", {}, h("th", {}, t("place")), h("th", {}, t("player")), h("th", {}, t("balance")))),
+    h(
+      "tbody",
+      {},
+      players.map((p) => {
+        const b = v.balances?.[p.id];
+        return h(
+          "tr",
+          {},
+          h("td", {}, v.places?.[p.id] != null ? `${v.places[p.id]}.` : "–"),
+          h("th", { scope: "row" }, nameOf(p.id)),
+          h("td", { class: b > 0 ? "pos" : b < 0 ? "neg" : "" }, b == null ? "–" : b > 0 ? `+${b}` : String(b)),
+        );
+      }),
+    ),
+  );
+}
+
+// ---------------------------------------------------------------- entry
+
+/** Render the table screen from state; keeps keyboard focus where it was. */
+export function renderTable(root, handlers) {
+  if (!state.view) return;
+  const active = document.activeElement;
+  const focusKey = active && root.contains(active) ? active.dataset.card || active.dataset.callout || active.dataset.seat || active.className : null;
+  if (state.view.game === "prsi") renderPrsi(root, handlers);
+  else renderPenki(root, handlers);
+  if (focusKey) {
+    const match = [...root.querySelectorAll("button")].find(
+      (b) => b.dataset.card === focusKey || b.dataset.callout === focusKey || b.dataset.seat === focusKey || b.className === focusKey,
+    );
+    match?.focus({ preventScroll: true });
+  }
+  updateTimers();
+}
+
+export { legal };

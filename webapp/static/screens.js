@@ -1,0 +1,208 @@
+// Screens around the tables: local sign-in, the local lobby, the leaderboard
+// and the viewer's rating.
+
+import { suitSvg } from "./cards.js";
+import { t } from "./i18n.js";
+import { h, icon } from "./render.js";
+
+export function renderLoading(root, text = t("loading")) {
+  root.replaceChildren(h("div", { class: "screen center-screen" }, h("div", { class: "spinner", "aria-hidden": "true" }), h("p", { role: "status" }, text)));
+}
+
+export function renderMessage(root, text, actions = []) {
+  root.replaceChildren(
+    h(
+      "div",
+      { class: "screen center-screen" },
+      logo(),
+      h("p", { class: "message", role: "status" }, text),
+      h(
+        "div",
+        { class: "stack" },
+        actions.map((a) => h("button", { type: "button", class: "btn primary wide", onclick: a.onClick }, a.label)),
+      ),
+    ),
+  );
+}
+
+function logo() {
+  return h(
+    "div",
+    { class: "logo", "aria-hidden": "true" },
+    suitSvg("h", "german", 34),
+    suitSvg("s", "german", 34),
+    suitSvg("d", "german", 34),
+    suitSvg("c", "german", 34),
+  );
+}
+
+export function renderSignin(root, onSubmit) {
+  const input = h("input", { id: "name", name: "name", type: "text", maxlength: 32, autocomplete: "nickname", required: true, placeholder: t("name") });
+  const form = h(
+    "form",
+    {
+      class: "card-form",
+      onsubmit: (e) => {
+        e.preventDefault();
+        const name = input.value.trim();
+        if (name) onSubmit(name);
+      },
+    },
+    h("label", { for: "name" }, t("name")),
+    input,
+    h("button", { type: "submit", class: "btn primary wide" }, t("signin")),
+  );
+  root.replaceChildren(
+    h("div", { class: "screen center-screen" }, logo(), h("h1", {}, t("signin_title")), h("p", { class: "muted" }, t("signin_hint")), form),
+  );
+  input.focus();
+}
+
+export function renderLobby(root, { user, onNew, onLeaderboard, onSignOut }) {
+  const counts = { prsi: [2, 3, 4, 5], penki: [2, 3, 4, 5, 6] };
+  const section = (game, label) => {
+    const select = h(
+      "select",
+      { id: `players-${game}`, "aria-label": `${t("players")} (${t(game)})` },
+      counts[game].map((n) => h("option", { value: n, selected: n === 3 }, String(n))),
+    );
+    return h(
+      "div",
+      { class: "lobby-game" },
+      h("label", { for: `players-${game}` }, t("players")),
+      select,
+      h("button", { type: "button", class: "btn primary", id: `new-${game}`, onclick: () => onNew(game, Number(select.value)) }, label),
+    );
+  };
+  root.replaceChildren(
+    h(
+      "div",
+      { class: "screen center-screen lobby" },
+      logo(),
+      h("h1", {}, t("lobby_title")),
+      user ? h("p", { class: "muted" }, user.name) : null,
+      section("prsi", t("new_prsi")),
+      section("penki", t("new_penki")),
+      h(
+        "div",
+        { class: "stack row" },
+        h("button", { type: "button", class: "btn", onclick: onLeaderboard }, t("leaderboard")),
+        onSignOut ? h("button", { type: "button", class: "btn", onclick: onSignOut }, t("sign_out")) : null,
+      ),
+    ),
+  );
+}
+
+/**
+ * The leaderboard page: game × scope (this chat / everyone) × period (week / month),
+ * and the viewer's own rating underneath.
+ */
+export function renderLeaderboard(root, { api, chatId, game: initialGame, onBack }) {
+  const sel = { game: initialGame || "prsi", scope: chatId ? "chat" : "all", period: "week" };
+  const tabs = (name, options) =>
+    h(
+      "div",
+      { class: "tabs", role: "tablist" },
+      options.map(([value, label]) =>
+        h(
+          "button",
+          {
+            type: "button",
+            role: "tab",
+            class: "tab",
+            "aria-selected": sel[name] === value ? "true" : "false",
+            dataset: { tab: `${name}:${value}` },
+            onclick: () => {
+              sel[name] = value;
+              draw();
+            },
+          },
+          label,
+        ),
+      ),
+    );
+  const body = h("div", { class: "lb-body", "aria-live": "polite" });
+  const rating = h("div", { class: "lb-rating" });
+  const head = h("div", { class: "lb-head" });
+
+  async function load() {
+    body.replaceChildren(h("div", { class: "spinner small", "aria-hidden": "true" }));
+    try {
+      const data = await api.leaderboard(sel.game, sel.period, sel.scope === "chat" ? chatId : null);
+      const rows = data?.rows || [];
+      if (!rows.length) {
+        body.replaceChildren(h("p", { class: "muted center-text" }, t("no_rows")));
+      } else {
+        body.replaceChildren(
+          h(
+            "table",
+            { class: "scores lb" },
+            h("thead", {}, h("tr", {}, h("th", {}, t("rank")), h("th", {}, t("player")), h("th", {}, t("score")), h("th", {}, t("matches")))),
+            h(
+              "tbody",
+              {},
+              rows.map((r) =>
+                h(
+                  "tr",
+                  {},
+                  h("td", {}, String(r.rank)),
+                  h("th", { scope: "row" }, r.name || String(r.user_id)),
+                  h("td", { class: r.score > 0 ? "pos" : r.score < 0 ? "neg" : "" }, r.score > 0 ? `+${r.score}` : String(r.score)),
+                  h("td", {}, String(r.matches)),
+                ),
+              ),
+            ),
+          ),
+        );
+      }
+      if (data?.period_key) body.prepend(h("p", { class: "muted small center-text" }, data.period_key));
+    } catch (e) {
+      body.replaceChildren(h("p", { class: "muted center-text" }, String(e.message || e)));
+    }
+    try {
+      const r = await api.rating(sel.game);
+      const row = (label, x) =>
+        h("div", { class: "rating-row" }, h("span", {}, label), h("strong", {}, x ? `${x.score > 0 ? "+" : ""}${x.score} · #${x.rank} · ${x.matches}` : "–"));
+      rating.replaceChildren(h("h2", {}, t("my_rating")), row(t("week"), r?.week), row(t("month"), r?.month));
+      if (r?.last?.length) {
+        rating.appendChild(h("h3", {}, t("last_results")));
+        rating.appendChild(
+          h(
+            "ul",
+            { class: "last-results" },
+            r.last.slice(0, 5).map((m) => h("li", {}, `${m.place}. · ${m.balance > 0 ? "+" : ""}${m.balance}`)),
+          ),
+        );
+      }
+    } catch {
+      rating.replaceChildren();
+    }
+  }
+
+  function draw() {
+    const scopes = chatId ? [["chat", t("this_chat")], ["all", t("everyone")]] : [["all", t("everyone")]];
+    head.replaceChildren(
+      tabs("game", [["prsi", t("prsi")], ["penki", t("penki")]]),
+      tabs("scope", scopes),
+      tabs("period", [["week", t("week")], ["month", t("month")]]),
+    );
+    load();
+  }
+
+  root.replaceChildren(
+    h(
+      "div",
+      { class: "screen leaderboard" },
+      h(
+        "header",
+        { class: "topbar" },
+        h("button", { type: "button", class: "icon-btn back-btn", "aria-label": t("back"), onclick: onBack }, icon("back")),
+        h("div", { class: "title" }, h("strong", {}, t("leaderboard"))),
+      ),
+      head,
+      body,
+      rating,
+    ),
+  );
+  draw();
+}
