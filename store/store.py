@@ -974,7 +974,7 @@ class Store:
             out[period] = (await self._named(mine))[0] if mine else None
             out[f"{period}_key"] = key
         raw = await self.redis.lrange(self.keys.results(game, user_id), 0, RESULTS_KEPT - 1)
-        results = [json.loads(_s(r)) for r in raw]
+        results = sorted((json.loads(_s(r)) for r in raw), key=lambda r: (r["ended"], r["table"]), reverse=True)
         if chat_id is not None:
             results = [r for r in results if r.get("chat_id") == chat_id]
         out["last"] = results[:last]
@@ -992,7 +992,7 @@ class Store:
         names: dict[str, str] = {}
         for m in matches:  # oldest first: later names win, results end newest first
             board_keys, result_keys, argv = self._match_writes(m)
-            for i, key in enumerate(result_keys):
+            for i, key in enumerate(result_keys):  # newest ended first, as user_rating sorts
                 uid, balance, name, result = argv[4 * i: 4 * i + 4]
                 names[uid] = name
                 results.setdefault(key, []).insert(0, result)
