@@ -1,0 +1,315 @@
+"""The JSON API (webapp/api.py, errors.py, openapi.py, static files) with aiohttp_client."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import engine
+from engine.cards import PENKI_PACK, PRSI_PACK
+from store import LobbySettings, Seat
+from webapp.keys import STORE
+from webapp.openapi import document
+from webapp.ratelimit import TokenBuckets
+
+ANN, BOB, EVE = 111, 222, 333
+
+
+def tma(init_data: str) -> dict[str, str]:
+    return {"Authorization": f"tma {init_data}"}
+
+
+async def new_table(store, game: str = "prsi", humans=(ANN, BOB), computers: int = 0, seed: int = 7):
+    seats = [Seat(seat=f"u{uid}", user_id=uid, name=f"P{uid}") for uid in humans]
+    seats += [Seat(seat=f"c{i}", name=f"C{i}", computer=True) for i in range(1, computers + 1)]
+    settings = LobbySettings(players=len(seats), turn_seconds=None)
+    return await store.create_table(game=game, seats=seats, settings=settings, seed=seed)
+
+
+def uid_of(seat: str) -> int:
+    return int(seat[1:])
+
+
+@pytest.fixture
+def auth(web_init_data):
+    """``auth(uid)`` → the headers of that user."""
+    return lambda uid: tma(web_init_data(uid, f"P{uid}"))
+
+
+async def test_config_needs_no_auth(web_client):
+    client = await web_client(bot_username="karty_bot", webapp_short_name="play")
+    body = await (await client.get("/api/config")).json()
+    assert body == {"local": False, "bot_username": "karty_bot", "app_short_name": "play"}
+
+
+async def test_table_view_for_a_player_and_a_spectator(web_client, store, auth):
+    client = await web_client()
+    table = await new_table(store)
+    resp = await client.get(f"/api/tables/{table.id}", headers=auth(ANN))
+    assert resp.status == 200
+    body = await resp.json()
+    assert body["seat"] == f"u{ANN}" and body["version"] == table.version
+    assert body["table"]["id"] == table.id and len(body["table"]["seats"]) == 2
+    assert "deadline" in body and body["view"]["hand"] is not None
+    assert sorted(body["view"]["hand"]) == sorted(engine.observer(table.state)["hands"][f"u{ANN}"])
+
+    spectator = await (await client.get(f"/api/tables/{table.id}", headers=auth(EVE))).json()
+    assert spectator["seat"] is None and spectator["view"]["hand"] is None
+    assert spectator["view"]["legal"] == []
+
+    resp = await client.get("/api/tables/nope", headers=auth(ANN))
+    assert resp.status == 404 and (await resp.json())["error"] == "not_found"
+    assert (await client.get(f"/api/tables/{table.id}")).status == 401
+
+
+async def test_post_actions_and_the_error_statuses(web_client, store, auth):
+    client = await web_client()
+    table = await new_table(store)
+    mover = table.state.to_move
+    other = next(s for s in table.state.players if s != mover)
+    url = f"/api/tables/{table.id}/actions"
+    legal = engine.legal_actions(table.state, mover)
+
+    # out of turn: 422 with the engine's reason
+    resp = await client.post(url, json={"action": {"a": "draw"}}, headers=auth(uid_of(other)))
+    assert resp.status == 422
+    assert (await resp.json())["error"] == "not_your_turn"
+    # another seat's move: 403
+    resp = await client.post(url, json={"action": legal[0], "seat": mover}, headers=auth(uid_of(other)))
+    assert resp.status == 403 and (await resp.json())["error"] == "not_your_seat"
+    # not seated: 403
+    resp = await client.post(url, json={"action": {"a": "draw"}}, headers=auth(EVE))
+    assert resp.status == 403 and (await resp.json())["error"] == "not_seated"
+    # stale version: 409
+    resp = await client.post(url, json={"action": legal[0], "version": table.version + 5}, headers=auth(uid_of(mover)))
+    assert resp.status == 409 and (await resp.json())["error"] == "stale"
+    # an unknown action: 422 bad_action
+    resp = await client.post(url, json={"action": {"a": "fly"}}, headers=auth(uid_of(mover)))
+    assert resp.status == 422 and (await resp.json())["error"] == "bad_action"
+
+    # a legal move at the right version
+    body = {"action": legal[0], "version": table.version, "client_action_id": "act-1", "seat": mover}
+    resp = await client.post(url, json=body, headers=auth(uid_of(mover)))
+    assert resp.status == 200, await resp.text()
+    done = await resp.json()
+    assert done["version"] == table.version + 1 and done["events"] and done["duplicate"] is False
+    assert done["view"]["seat"] == mover
+    # the same client_action_id again: applied once
+    again = await (await client.post(url, json=body, headers=auth(uid_of(mover)))).json()
+    assert again["duplicate"] is True and again["version"] == done["version"]
+    assert (await store.get_table(table.id)).version == table.version + 1
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"",
+        b"junk",
+        b"{",
+        b"[]",
+        b'"draw"',
+        b'{"action": "draw"}',
+        b'{"action": {"a": 5}}',
+        b'{"action": {"a": "play", "card": 10}}',
+        b'{"action": {"a": "draw"}, "version": "3"}',
+        b'{"action": {"a": "draw"}, "version": -1}',
+        b'{"action": {"a": "draw"}, "client_action_id": 12}',
+        b'{"action": {"a": "draw"}, "extra": 1}',
+        b'{"action": {"a": "draw", "p": "u111"}}',
+        b'{"action": {"a": "DRAW"}}',
+        b'{"action": {"a": "draw", "card": "' + b"x" * 100 + b'"}}',
+        b"\xff\xfe",
+    ],
+)
+async def test_junk_and_wrong_types_are_400(web_client, store, auth, raw):
+    client = await web_client()
+    table = await new_table(store)
+    resp = await client.post(f"/api/tables/{table.id}/actions", data=raw, headers=auth(ANN))
+    assert resp.status == 400, raw
+    body = await resp.json()
+    assert body["error"] == "bad_request" and body["detail"]
+
+
+async def test_huge_body_is_413(web_client, store, auth):
+    client = await web_client()
+    table = await new_table(store)
+    huge = json.dumps({"action": {"a": "draw"}, "client_action_id": "x" * 40_000})
+    resp = await client.post(f"/api/tables/{table.id}/actions", data=huge, headers=auth(ANN))
+    assert resp.status == 413
+    assert (await resp.json())["error"] == "too_large"
+
+
+async def test_rate_limit_429(web_client, store, auth):
+    client = await web_client(action_rate=0.5, action_burst=3)
+    table = await new_table(store)
+    url = f"/api/tables/{table.id}/actions"
+    statuses = []
+    for _ in range(5):
+        resp = await client.post(url, json={"action": {"a": "fly"}}, headers=auth(ANN))
+        statuses.append(resp.status)
+    assert statuses[:3] == [422, 422, 422]
+    assert statuses[3:] == [429, 429]
+    resp = await client.post(url, json={"action": {"a": "fly"}}, headers=auth(ANN))
+    body = await resp.json()
+    assert body["error"] == "too_fast" and body["retry_after"] > 0
+    assert int(resp.headers["Retry-After"]) >= 1
+    # another user has a bucket of their own
+    assert (await client.post(url, json={"action": {"a": "fly"}}, headers=auth(BOB))).status == 422
+
+
+def test_token_bucket_allows_the_default_burst_then_refills():
+    now = [0.0]
+    buckets = TokenBuckets(10, 20, clock=lambda: now[0])
+    assert all(buckets.take(1) == 0.0 for _ in range(20))
+    assert buckets.take(1) > 0
+    now[0] += 0.1  # one token back after 0.1 s at 10/s
+    assert buckets.take(1) == 0.0
+    assert buckets.take(1) > 0
+    now[0] += 10
+    assert all(buckets.take(1) == 0.0 for _ in range(20))
+
+
+def cards_in(obj: Any, pack: frozenset[str]) -> set[str]:
+    """Every card string anywhere in ``obj`` (keys and values)."""
+    found: set[str] = set()
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            found |= cards_in(k, pack) | cards_in(v, pack)
+    elif isinstance(obj, list):
+        for v in obj:
+            found |= cards_in(v, pack)
+    elif isinstance(obj, str) and obj in pack:
+        found.add(obj)
+    return found
+
+
+def hidden_from(state: Any, seat: str | None) -> tuple[set[str], set[str]]:
+    """(cards never to show ``seat`` outside history, cards never to show anyone anywhere)."""
+    obs = engine.observer(state)
+    others = {c for s, hand in obs["hands"].items() if s != seat for c in hand}
+    stock = set(obs.get("stock") or [])
+    stumps = {c for cards in (obs.get("stumps") or {}).values() for c in cards}
+    if state.game == "penki":
+        return others | stock | stumps, stock | stumps
+    return others | stock, set()
+
+
+@pytest.mark.parametrize("game", ["prsi", "penki"])
+async def test_views_never_hold_another_hand_the_stock_or_stumps(web_client, store, auth, game):
+    client = await web_client(action_rate=1000, action_burst=1000)  # a script plays faster than people
+    humans = (ANN, BOB, EVE)
+    table = await new_table(store, game=game, humans=humans, seed=11)
+    pack = frozenset(PRSI_PACK if game == "prsi" else PENKI_PACK)
+    url = f"/api/tables/{table.id}"
+    for _ in range(60):
+        table = await store.get_table(table.id)
+        if table.state.over:
+            break
+        for viewer in (*humans, 999):
+            body = await (await client.get(url, headers=auth(viewer))).json()
+            view = body["view"]
+            seat = body["seat"]
+            own = set(view["hand"] or [])
+            assert own == set(engine.observer(table.state)["hands"].get(seat, [])) if seat else not own
+            secret, never = hidden_from(table.state, seat)
+            current = {k: v for k, v in view.items() if k != "last"}
+            assert not cards_in(current, pack) & secret, (seat, cards_in(current, pack) & secret)
+            assert not cards_in(body, pack) & never
+            assert "stock_order" not in view and "stumps" not in json.dumps(view).replace('"stumps":', "")
+        movers = engine.awaiting(table.state)
+        seat = movers[0]
+        action = engine.computer_action(table.state, seat)
+        resp = await client.post(f"{url}/actions", json={"action": action}, headers=auth(uid_of(seat)))
+        assert resp.status == 200, await resp.text()
+
+
+async def test_chat_tables_and_my_tables(web_client, store, auth):
+    client = await web_client()
+    seats = [Seat(seat=f"u{ANN}", user_id=ANN, name="Ann"), Seat(seat=f"u{BOB}", user_id=BOB, name="Bob")]
+    table = await store.create_table(game="penki", seats=seats, chat_id=-100123, seed=3)
+    body = await (await client.get("/api/chats/-100123/tables", headers=auth(EVE))).json()
+    assert [t["id"] for t in body["tables"]] == [table.id]
+    assert (await client.get("/api/chats/abc/tables", headers=auth(EVE))).status == 400
+    mine = await (await client.get("/api/tables", headers=auth(ANN))).json()
+    assert table.id in [t["id"] for t in mine["tables"]]
+    none = await (await client.get("/api/tables", headers=auth(EVE))).json()
+    assert none["tables"] == []
+
+
+async def test_leaderboard_and_rating(web_client, auth):
+    client = await web_client()
+    for chat in ("", "&chat_id=-1001"):
+        for period in ("week", "month"):
+            resp = await client.get(f"/api/leaderboard?game=prsi&period={period}{chat}", headers=auth(ANN))
+            assert resp.status == 200, await resp.text()
+            body = await resp.json()
+            assert body["rows"] == [] and body["period"] == period
+            assert body["period_key"].startswith("20")
+    for bad in ("game=uno", "game=prsi&period=year", "game=prsi&chat_id=x", "game=prsi&limit=0"):
+        assert (await client.get(f"/api/leaderboard?{bad}", headers=auth(ANN))).status == 400
+    rating = await (await client.get("/api/rating?game=penki", headers=auth(ANN))).json()
+    assert {"week", "month", "week_key", "month_key", "last"} <= set(rating)
+    assert (await client.get("/api/rating", headers=auth(ANN))).status == 400
+    assert (await client.get("/api/leaderboard?game=prsi")).status == 401
+
+
+async def test_method_not_allowed_and_unknown_api_are_json(web_client, auth):
+    client = await web_client()
+    resp = await client.post("/api/me", headers=auth(ANN))
+    assert resp.status == 405 and (await resp.json())["error"] == "method_not_allowed"
+    resp = await client.get("/api/nothing-here", headers=auth(ANN))
+    assert resp.status == 404 and (await resp.json())["error"] == "not_found"
+
+
+async def test_openapi_lists_every_route(web_client):
+    client = await web_client()
+    resp = await client.get("/api/openapi.json")
+    assert resp.status == 200
+    doc = await resp.json()
+    assert doc["openapi"].startswith("3.1") and doc == json.loads(json.dumps(document()))
+    routes = {
+        (r.resource.canonical, r.method.lower())
+        for r in client.app.router.routes()
+        if r.resource is not None and r.resource.canonical.startswith(("/api/", "/ws/")) and r.method != "HEAD"
+    }
+    documented = {(path, method) for path, ops in doc["paths"].items() for method in ops}
+    assert routes == documented
+    refs = {m for m in json.dumps(doc).split('"$ref": "#/components/schemas/')[1:]}
+    for ref in refs:
+        assert ref.split('"')[0] in doc["components"]["schemas"]
+
+
+async def test_static_files_and_cache_headers(web_client):
+    client = await web_client()
+    resp = await client.get("/")
+    assert resp.status == 200
+    assert resp.headers["Cache-Control"] == "no-cache"
+    assert resp.content_type == "text/html"
+    assert "<html" in (await resp.text()).lower()
+    for path in ("/i18n.js", "/static/i18n.js"):
+        resp = await client.get(path)
+        assert resp.status == 200, path
+        assert resp.headers["Cache-Control"] == "no-cache" and "javascript" in resp.content_type
+        etag = resp.headers["ETag"]
+        assert (await client.get(path, headers={"If-None-Match": etag})).status == 304
+    for bad in ("/static/../app.py", "/static/%2e%2e/app.py", "/../app.py", "/.hidden", "/nope.js", "/static/"):
+        assert (await client.get(bad)).status == 404, bad
+    assert (await client.get("/api/config")).headers["X-Content-Type-Options"] == "nosniff"
+
+
+async def test_store_unavailable_is_503(web_client, auth, store):
+    client = await web_client()
+
+    async def down(*args, **kwargs):
+        import redis.exceptions
+
+        raise redis.exceptions.ConnectionError("down")
+
+    client.app[STORE].get_table = down
+    try:
+        resp = await client.get("/api/tables/x", headers=auth(ANN))
+    finally:
+        del client.app[STORE].get_table
+    assert resp.status == 503 and (await resp.json())["error"] == "unavailable"
