@@ -1,0 +1,120 @@
+"""store outbox for the bot (S5): start, turn (once per turn, people only), round, end; consumer group.
+
+Every test runs on fakeredis and the real Redis.
+"""
+
+from __future__ import annotations
+
+import engine
+from store import LobbySettings, Seat, User
+
+
+def people(n: int) -> list[Seat]:
+    return [Seat(seat=f"u{100 + i}", user_id=100 + i, name=f"Player {i}") for i in range(n)]
+
+
+async def drain(store, consumer: str = "bot-1") -> list[dict]:
+    out: list[dict] = []
+    while True:
+        got = await store.outbox_read(consumer, count=100, block_ms=0)
+        if not got:
+            return out
+        for entry_id, entry in got:
+            out.append(entry)
+            await store.outbox_ack(entry_id)
+
+
+async def test_start_from_a_lobby_announces_the_table_and_the_first_turn(store):
+    alice = User(id=1, name="Alice")
+    lobby = await store.create_lobby(chat_id=-9, thread_id=4, game="prsi", creator=alice)
+    await store.join(lobby.id, User(id=2, name="Bob"))
+    await store.add_computer(lobby.id, 1)
+    table = await store.start(lobby.id, 1, seed=3)
+    entries = await drain(store)
+    assert entries[0]["kind"] == "start"
+    assert entries[0]["table"] == table.id and entries[0]["chat_id"] == -9 and entries[0]["thread_id"] == 4
+    assert entries[0]["lobby_id"] == lobby.id and entries[0]["rated"] is False
+    assert [s["seat"] for s in entries[0]["seats"]] == ["u1", "u2", "c1"]
+    first = engine.awaiting(table.state)[0]
+    turns = [e for e in entries if e["kind"] == "turn"]
+    if first.startswith("u"):
+        assert [(t["seat"], t["user_id"]) for t in turns] == [(first, int(first[1:]))]
+    else:
+        assert turns == []  # computers are never notified
+
+
+async def test_turn_entries_once_per_turn_and_only_for_people(store):
+    seats = [*people(2), Seat(seat="c1", name="C", computer=True)]
+    table = await store.create_table(game="prsi", seats=seats, chat_id=-9, seed=12,
+                                     settings=LobbySettings(players=3, turn_seconds=None))
+    turns_seen = 0
+    now = store.clock()
+    for _ in range(30):
+        table = await store.get_table(table.id)
+        seat = engine.awaiting(table.state)[0]
+        if seat.startswith("c"):
+            now = max(now, await store.next_due(table.id)) + 0.01
+            assert await store.tick(now=now) == 1
+        else:
+            await store.apply(table.id, seat, engine.computer_action(table.state, seat))
+            turns_seen += 1
+    entries = await drain(store)
+    turns = [e for e in entries if e["kind"] == "turn"]
+    assert all(t["seat"] in ("u100", "u101") and t["user_id"] == int(t["seat"][1:]) for t in turns)
+    # one entry per person's turn: those they played, plus the one now open (if a person's)
+    table = await store.get_table(table.id)
+    open_now = engine.awaiting(table.state)[0].startswith("u")
+    assert len(turns) == turns_seen + int(open_now)
+    versions = [(t["seat"], t["version"]) for t in turns]
+    assert len(versions) == len(set(versions))
+
+
+async def test_round_and_end_entries_for_a_whole_match(store):
+    table = await store.create_table(game="prsi", seats=people(3), chat_id=-9, seed=40)
+    while not table.state.over:
+        seat = engine.awaiting(table.state)[0]
+        table = (await store.apply(table.id, seat, engine.computer_action(table.state, seat))).table
+    entries = await drain(store)
+    rounds = [e for e in entries if e["kind"] == "round"]
+    assert [r["round"] for r in rounds] == [1, 2, 3, 4, 5]
+    assert all(r["table"] == table.id and r["chat_id"] == -9 and r["round_points"] for r in rounds)
+    end = [e for e in entries if e["kind"] == "end"]
+    assert len(end) == 1 and end[0]["places"] == table.state.places
+    assert end[0]["balances"] == table.state.balances and end[0]["rated"] is True
+    assert end[0]["names"]["u100"] == "Player 0" and end[0]["user_ids"]["u100"] == 100
+    assert entries.index(end[0]) > entries.index(rounds[-1])
+
+
+async def test_unacknowledged_entries_come_back_to_a_restarted_consumer(store, store_factory):
+    await store.create_table(game="prsi", seats=people(2), chat_id=-9, seed=1)
+    got = await store.outbox_read("bot-1", block_ms=0)
+    assert got and got[0][1]["kind"] == "start"
+    fresh = await store_factory()  # the bot restarts before acknowledging
+    again = await fresh.outbox_read("bot-1", block_ms=0)
+    assert [i for i, _ in again] == [i for i, _ in got]
+    for entry_id, _ in again:
+        await fresh.outbox_ack(entry_id)
+    assert await fresh.outbox_read("bot-1", block_ms=0) == []
+    third = await store_factory()
+    assert await third.outbox_read("bot-1", block_ms=0) == []
+
+
+async def test_each_entry_goes_to_one_consumer_of_the_group(store):
+    for i in range(3):
+        await store.create_table(game="prsi", seats=people(2), chat_id=-9, seed=i)
+    a = await store.outbox_read("a", count=2, block_ms=0)
+    b = await store.outbox_read("b", count=100, block_ms=0)
+    assert len(a) == 2 and b and not {i for i, _ in a} & {i for i, _ in b}
+
+
+async def test_tables_outside_chats_send_nothing(store):
+    await store.create_table(game="prsi", seats=people(2), seed=1)
+    assert await store.outbox_read("bot-1", block_ms=0) == []
+
+
+async def test_outbox_read_waits_up_to_block_ms(store):
+    import time
+
+    t0 = time.monotonic()
+    assert await store.outbox_read("bot-1", block_ms=150) == []
+    assert time.monotonic() - t0 >= 0.1
