@@ -266,9 +266,8 @@ def _draw(n: PrsiState, i: int, count: int) -> list[dict[str, Any]]:
         events.append({"a": "draw", "seat": seat, "n": chunk})
     if drawn < count:
         events.append({"a": "forgiven", "seat": seat, "n": count - drawn})
-    hands = list(n.hands)
-    hands[i] = hand
-    n.hands = tuple(hands)
+    hands = n.hands
+    n.hands = (*hands[:i], hand, *hands[i + 1:])
     n.stock, n.discard = stock, discard
     return events
 
@@ -305,7 +304,7 @@ def apply(state: PrsiState, seat: str, action: Mapping[str, Any]) -> Outcome:
     also kept in the new state's ``last``: read them, do not change them.
     """
     # 1. bad_action: cheap checks of the raw dict (it may come straight off the wire).
-    if type(action) is not dict and not isinstance(action, Mapping):
+    if not isinstance(action, dict) and not isinstance(action, Mapping):  # the ABC check is slow
         raise Rejected("bad_action", "an action is a dict")
     a = action.get("a")
     if a not in ACTIONS:
@@ -368,8 +367,9 @@ def apply(state: PrsiState, seat: str, action: Mapping[str, Any]) -> Outcome:
         events = [{"a": "pass", "seat": seat}]
         n.to_move = nxt
     n.version += 1
-    last = n.last + tuple(events)
-    n.last = last[-LAST_EVENTS:] if len(last) > LAST_EVENTS else last
+    last = n.last
+    drop = len(last) + len(events) - LAST_EVENTS
+    n.last = (*(last[drop:] if drop > 0 else last), *events)
     return Outcome(n, events)
 
 
@@ -385,11 +385,11 @@ def _play(n: PrsiState, i: int, card: str, suit: str | None) -> list[dict[str, A
     """Seat ``i`` plays ``card`` (already checked) into the copy ``n``: P5–P8, P11. Returns the events."""
     players = n.players
     seat = players[i]
-    hand = list(n.hands[i])
-    hand.remove(card)
-    hands = list(n.hands)
-    hands[i] = tuple(hand)
-    n.hands = tuple(hands)
+    hands = n.hands
+    hand = hands[i]
+    j = hand.index(card)
+    hand = hand[:j] + hand[j + 1:]
+    n.hands = (*hands[:i], hand, *hands[i + 1:])
     n.discard = (*n.discard, card)
     r = card[0]
     if suit is None:
