@@ -487,7 +487,7 @@ def view(state: PrsiState, seat: str | None) -> dict[str, Any]:
         "over": state.over,
         "places": dict(state.places) if state.places is not None else None,
         "balances": dict(state.balances) if state.balances is not None else None,
-        "legal": legal_actions(state, seat) if seat is not None else [],
+        "legal": [dict(x) for x in legal_actions(state, seat)] if seat is not None else [],
         "last": [_copy_event(e) for e in state.last],
         "round": state.round,
         "rounds": ROUNDS,

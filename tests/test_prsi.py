@@ -430,6 +430,16 @@ def test_a_suit_on_a_card_that_is_not_a_queen_is_ignored() -> None:
     assert t.suit == "h"
 
 
+def test_every_action_after_the_match_is_game_over() -> None:
+    s = engine.new_game("prsi", ABC, seed=5)
+    while not s.over:
+        s = engine.apply(s, s.to_move, engine.computer_action(s, s.to_move)).state
+    for seat in ABC:
+        for action in ({"a": "draw"}, {"a": "stand"}, {"a": "pass"}, {"a": "play", "card": "7h"}):
+            assert rejected(s, seat, action) == "game_over"
+    assert rejected(s, "a", {"a": "play", "card": "6h"}) == "bad_action"  # bad_action comes first
+
+
 def test_accepted_actions_bump_the_version_and_leave_the_input_alone() -> None:
     s = game(BASIC, top="9h")
     before = engine.dump(s)
@@ -452,7 +462,7 @@ def test_view_shows_own_hand_and_counts_only() -> None:
     assert v["hand"] == ["8h", "Jd", "Kc", "9s"]  # sorted by suit h d c s, then rank
     assert v["players"] == [{"id": p, "cards": 4, "points": 0} for p in ABC]
     assert v["stock"] == 19 and v["discard"] == 1 and v["top"] == "9h" and v["rounds"] == 5
-    assert v["legal"] == engine.legal_actions(s, "a")
+    assert v["legal"] == engine.legal_actions(s, "a") and type(v["legal"][0]) is dict
     assert v["last"] == [{"a": "deal", "round": 1, "dealer": "c"}]
     assert engine.view(s, "b")["legal"] == []
 
