@@ -9,7 +9,8 @@ Protocol (JSON text frames):
   HTTP 404 before the upgrade.
 * server → ``{"type": "state", "table", "version", "view", "events", "deadline", "seats",
   "by", "seat"}`` at once (the current snapshot; ``events`` are those after ``since``
-  from the table's log when given, else ``[]``), then on every new version. ``view`` is
+  from the table's log when given and at most 100 versions back, else ``[]``: the
+  view's ``last`` has the recent ones), then on every new version. ``view`` is
   the recipient's own (``engine.view(state, seat)``; spectators ``seat`` null get the
   public view). ``by``: ``"player"``, ``"timer"`` or ``"computer"`` (null on a snapshot).
   Views are full snapshots: a client that falls behind gets the newest snapshot with the
@@ -44,7 +45,7 @@ from webapp.keys import AUTH, HUB, SETTINGS, SOCKETS, STORE
 
 log = logging.getLogger(__name__)
 
-MAX_CATCHUP = 200  # log entries sent to a reconnecting client at most
+MAX_CATCHUP = 100  # versions a reconnecting client is sent the events of; further behind: snapshot only
 MAX_EVENTS = 400  # events merged into one collapsed message at most
 
 CLOSE_BAD_MESSAGE = 4400
@@ -201,8 +202,11 @@ class Feed:
                 await poller
 
     async def _poll(self) -> None:
+        # The first pass comes soon: commits made while the subscription was being set up.
+        delay = min(self.resync, 0.5)
         while True:
-            await asyncio.sleep(self.resync)
+            await asyncio.sleep(delay)
+            delay = self.resync
             try:
                 await self.publish(None)
             except asyncio.CancelledError:
@@ -225,11 +229,14 @@ class Feed:
                 self.version < 0 or self.version == table.version - 1
             ):
                 events, by = list(msg.get("events") or []), msg.get("by")
-            elif self.version >= 0:
-                entries = await self.store.log(self.table_id, since=self.version)
-                events, by = log_events(entries[-MAX_CATCHUP:], table.version)
             else:
+                # Versions came together (or pub/sub lost some): their events from the log.
+                base = self.version if self.version >= 0 else (msg["version"] - 1 if msg else table.version)
+                base = max(base, table.version - MAX_CATCHUP)
                 events, by = [], None
+                if base < table.version:
+                    entries = await self.store.log(self.table_id, since=base)
+                    events, by = log_events(entries, table.version)
             self.version = table.version
             cache: dict[str | None, dict[str, Any]] = {}
             for client in list(self.clients):
@@ -388,9 +395,9 @@ async def _serve(
         table = await store.get_table(table_id) or table
         events: list[dict[str, Any]] = []
         by = None
-        if since is not None and since < table.version:
+        if since is not None and 0 < table.version - since <= MAX_CATCHUP:
             entries = await store.log(table_id, since=since)
-            events, by = log_events(entries[-MAX_CATCHUP:], table.version)
+            events, by = log_events(entries, table.version)
         client.offer(state_message(table, seat, events, by))
         await _read(ws, client, request, table_id)
     finally:

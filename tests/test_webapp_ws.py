@@ -1,0 +1,292 @@
+"""The table WebSocket (webapp/ws.py): auth, own views, every version in order, catch-up."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import aiohttp
+import pytest
+
+import engine
+from store import LobbySettings, Seat
+from webapp.ws import Client
+
+ANN, BOB, EVE = 111, 222, 333
+
+
+async def new_table(store, humans=(ANN, BOB), computers: int = 0, game: str = "prsi", seed: int = 5):
+    seats = [Seat(seat=f"u{uid}", user_id=uid, name=f"P{uid}") for uid in humans]
+    seats += [Seat(seat=f"c{i}", name=f"C{i}", computer=True) for i in range(1, computers + 1)]
+    settings = LobbySettings(players=len(seats), turn_seconds=None)
+    return await store.create_table(game=game, seats=seats, settings=settings, seed=seed)
+
+
+async def recv(ws, timeout: float = 5.0) -> dict[str, Any]:
+    msg = await ws.receive(timeout=timeout)
+    assert msg.type == aiohttp.WSMsgType.TEXT, (msg.type, msg.data, msg.extra)
+    return json.loads(msg.data)
+
+
+async def recv_state(ws, timeout: float = 5.0) -> dict[str, Any]:
+    while True:
+        msg = await recv(ws, timeout)
+        if msg["type"] == "state":
+            return msg
+
+
+async def connect(client, table_id: str, init_data: str, since: int | None = None):
+    ws = await client.ws_connect(f"/ws/tables/{table_id}")
+    hello: dict[str, Any] = {"type": "auth", "init_data": init_data}
+    if since is not None:
+        hello["since"] = since
+    await ws.send_str(json.dumps(hello))
+    return ws
+
+
+async def act(client, table_id: str, seat: str, action: dict, init) -> dict[str, Any]:
+    resp = await client.post(
+        f"/api/tables/{table_id}/actions",
+        json={"action": action},
+        headers={"Authorization": f"tma {init(int(seat[1:]))}"},
+    )
+    assert resp.status == 200, await resp.text()
+    return await resp.json()
+
+
+@pytest.fixture
+def init(web_init_data):
+    return lambda uid: web_init_data(uid, f"P{uid}")
+
+
+async def test_players_and_a_spectator_receive_every_version_in_order(web_client, store, init):
+    client = await web_client()
+    table = await new_table(store)
+    ws_ann = await connect(client, table.id, init(ANN))
+    # a non-browser client may authenticate with the header before the upgrade
+    ws_bob = await client.ws_connect(
+        f"/ws/tables/{table.id}", headers={"Authorization": f"tma {init(BOB)}"}
+    )
+    ws_eve = await connect(client, table.id, init(EVE))
+    sockets = {f"u{ANN}": ws_ann, f"u{BOB}": ws_bob, None: ws_eve}
+    for seat, ws in sockets.items():
+        first = await recv_state(ws)
+        assert first["version"] == table.version and first["seat"] == seat
+        assert first["events"] == [] and first["by"] is None
+        assert first["table"] == table.id and len(first["seats"]) == 2 and "deadline" in first
+
+    seen: dict[str | None, list[int]] = {seat: [] for seat in sockets}
+    for _ in range(12):
+        table = await store.get_table(table.id)
+        if table.state.over:
+            break
+        mover = engine.awaiting(table.state)[0]
+        done = await act(client, table.id, mover, engine.computer_action(table.state, mover), init)
+        state = engine.load(engine.dump((await store.get_table(table.id)).state))
+        for seat, ws in sockets.items():
+            msg = await recv_state(ws)
+            seen[seat].append(msg["version"])
+            assert msg["version"] == done["version"]
+            assert msg["events"] == done["events"] and msg["by"] == "player"
+            assert msg["view"] == engine.view(state, seat)  # their own view, nobody else's
+            hand = msg["view"]["hand"]
+            if seat is None:
+                assert hand is None
+            else:
+                assert sorted(hand) == sorted(engine.observer(state)["hands"][seat])
+    first = seen[f"u{ANN}"][0]
+    for versions in seen.values():
+        assert versions == list(range(first, first + len(versions)))
+    for ws in sockets.values():
+        await ws.close()
+
+
+async def test_reconnecting_client_catches_up(web_client, store, init):
+    client = await web_client()
+    table = await new_table(store)
+    ws = await connect(client, table.id, init(ANN))
+    start = (await recv_state(ws))["version"]
+    await ws.close()
+
+    events: list[dict] = []
+    for _ in range(3):
+        table = await store.get_table(table.id)
+        mover = engine.awaiting(table.state)[0]
+        events += (await act(client, table.id, mover, engine.computer_action(table.state, mover), init))["events"]
+
+    ws = await connect(client, table.id, init(ANN), since=start)
+    msg = await recv_state(ws)
+    current = await store.get_table(table.id)
+    assert msg["version"] == current.version == start + 3
+    assert msg["events"] == events and msg["by"] == "player"
+    assert msg["view"] == engine.view(current.state, f"u{ANN}")
+    await ws.close()
+
+    ws = await connect(client, table.id, init(ANN))  # no `since`: the snapshot alone
+    msg = await recv_state(ws)
+    assert msg["version"] == start + 3 and msg["events"] == []
+    await ws.close()
+
+
+async def test_computer_moves_are_pushed_with_by_computer(web_client, store, init):
+    client = await web_client()
+    table = await new_table(store, humans=(ANN,), computers=2, game="penki", seed=9)
+    ws = await connect(client, table.id, init(ANN))
+    version = (await recv_state(ws))["version"]
+    moved = 0
+    for _ in range(40):
+        moved += await store.tick(now=time.time() + 5)
+        if moved:
+            break
+        table = await store.get_table(table.id)
+        if engine.awaiting(table.state) and engine.awaiting(table.state)[0] == f"u{ANN}":
+            await act(client, table.id, f"u{ANN}", engine.computer_action(table.state, f"u{ANN}"), init)
+            version = (await recv_state(ws))["version"]
+    assert moved
+    msg = await recv_state(ws)
+    assert msg["version"] > version and msg["by"] == "computer" and msg["events"]
+    await ws.close()
+
+
+async def test_ping_pong_refreshes_presence(web_client, store, init):
+    client = await web_client()
+    table = await new_table(store)
+    ws = await connect(client, table.id, init(ANN))
+    await recv_state(ws)
+    await store.redis.delete(store.keys.presence(table.id, ANN))
+    assert not await store.is_present(table.id, ANN)
+    await ws.send_str(json.dumps({"type": "ping"}))
+    assert (await recv(ws)) == {"type": "pong"}
+    assert await store.is_present(table.id, ANN)
+    await ws.send_str("what")
+    assert (await recv(ws))["error"] == "bad_message"
+    await ws.close()
+
+
+@pytest.mark.parametrize(
+    ("first", "code", "error"),
+    [
+        ({"type": "auth", "init_data": "user=%7B%7D&hash=00"}, 4401, "unauthorized"),
+        ({"type": "auth"}, 4401, "unauthorized"),
+        ({"type": "auth", "init_data": "EXPIRED"}, 4401, "auth_expired"),
+        ({"type": "auth", "init_data": "FOREIGN"}, 4401, "unauthorized"),
+        ({"type": "auth", "init_data": "OK", "since": "x"}, 4400, "bad_message"),
+        ({"type": "ping"}, 4400, "bad_message"),
+        ("not json", 4400, "bad_message"),
+    ],
+)
+async def test_bad_first_message_closes(web_client, store, web_init_data, first, code, error):
+    client = await web_client()
+    table = await new_table(store)
+    if isinstance(first, dict) and first.get("init_data") == "EXPIRED":
+        first["init_data"] = web_init_data(ANN, auth_date=int(time.time()) - 2 * 86400)
+    if isinstance(first, dict) and first.get("init_data") == "FOREIGN":
+        first["init_data"] = web_init_data(ANN, token="42:another-bot-token")
+    if isinstance(first, dict) and first.get("init_data") == "OK":
+        first["init_data"] = web_init_data(ANN)
+    ws = await client.ws_connect(f"/ws/tables/{table.id}")
+    await ws.send_str(first if isinstance(first, str) else json.dumps(first))
+    msg = await recv(ws)
+    assert msg == {"type": "error", "error": error, "detail": msg["detail"]}
+    closing = await ws.receive(timeout=5)
+    assert closing.type == aiohttp.WSMsgType.CLOSE and closing.data == code
+
+
+async def test_silence_before_auth_and_idleness_close(web_client, store, init):
+    client = await web_client(ws_auth_timeout=0.3, ws_idle_timeout=0.5)
+    table = await new_table(store)
+    ws = await client.ws_connect(f"/ws/tables/{table.id}")
+    assert (await recv(ws))["error"] == "unauthorized"
+    assert (await ws.receive(timeout=5)).data == 4401
+
+    ws = await connect(client, table.id, init(ANN))
+    await recv_state(ws)
+    assert (await recv(ws))["error"] == "idle"
+    assert (await ws.receive(timeout=5)).data == 4408
+
+
+async def test_handshake_errors_before_the_upgrade(web_client, store, init, web_init_data):
+    client = await web_client()
+    table = await new_table(store)
+    with pytest.raises(aiohttp.WSServerHandshakeError) as e:
+        await client.ws_connect("/ws/tables/missing")
+    assert e.value.status == 404
+    with pytest.raises(aiohttp.WSServerHandshakeError) as e:
+        await client.ws_connect(f"/ws/tables/{table.id}", headers={"Authorization": "tma junk"})
+    assert e.value.status == 401
+    resp = await client.get(f"/ws/tables/{table.id}")  # a plain GET, no upgrade
+    assert resp.status == 400
+
+
+async def test_oversized_message_closes(web_client, store, init):
+    client = await web_client(ws_max_msg_size=1024)
+    table = await new_table(store)
+    ws = await connect(client, table.id, init(ANN))
+    await recv_state(ws)
+    await ws.send_str(json.dumps({"type": "ping", "pad": "x" * 4000}))
+    msg = await ws.receive(timeout=5)
+    assert msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
+    assert msg.data == aiohttp.WSCloseCode.MESSAGE_TOO_BIG
+
+
+async def test_shutdown_closes_sockets(web_client, store, init):
+    client = await web_client()
+    table = await new_table(store)
+    ws = await connect(client, table.id, init(ANN))
+    await recv_state(ws)
+    await client.app.shutdown()
+    msg = await ws.receive(timeout=5)
+    assert msg.type == aiohttp.WSMsgType.CLOSE and msg.data == aiohttp.WSCloseCode.GOING_AWAY
+
+
+class SlowSocket:
+    """Stands in for a WebSocketResponse whose peer does not read."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict] = []
+        self.gate = asyncio.Event()
+        self.closed_with: int | None = None
+
+    async def send_str(self, data: str) -> None:
+        await self.gate.wait()
+        self.sent.append(json.loads(data))
+
+    async def close(self, code: int = 1000, message: bytes = b"") -> None:
+        self.closed_with = code
+
+
+def state(version: int, events: list) -> dict:
+    return {"type": "state", "version": version, "view": {"version": version}, "events": events}
+
+
+async def test_a_slow_client_collapses_to_the_latest_snapshot():
+    sock = SlowSocket()
+    client = Client(sock, ANN, "u111", queue_size=3)  # type: ignore[arg-type]
+    for v in range(1, 11):
+        client.offer(state(v, [{"a": "draw", "v": v}]))  # never blocks
+    client.offer({"type": "pong"})
+    client.offer(state(5, []))  # older than what is queued: dropped
+    assert client.queue.qsize() <= 3
+    writer = asyncio.create_task(client.writer(send_timeout=5))
+    sock.gate.set()
+    for _ in range(50):
+        await asyncio.sleep(0.01)
+        if client.queue.empty():
+            break
+    writer.cancel()
+    states = [m for m in sock.sent if m["type"] == "state"]
+    assert states[-1]["version"] == 10
+    assert [m["version"] for m in states] == sorted(m["version"] for m in states)
+    got = [e["v"] for m in states for e in m["events"]]
+    assert got == list(range(1, 11))  # every event still arrives, merged
+    assert any(m["type"] == "pong" for m in sock.sent)
+
+
+async def test_a_stuck_client_is_closed_not_waited_for():
+    sock = SlowSocket()
+    client = Client(sock, ANN, None, queue_size=2)  # type: ignore[arg-type]
+    client.offer(state(1, []))
+    await asyncio.wait_for(client.writer(send_timeout=0.1), 2)
+    assert sock.closed_with is not None
