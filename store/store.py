@@ -722,14 +722,11 @@ class Store:
         now = self.clock() if now is None else now
         token = repr(now + LEASE + self._rng.random() * 1e-3)
         claimed = await self._claim(keys=[self.keys.deadlines], args=[repr(now), token, limit])
-        moves = 0
-        for table_id in claimed:
-            table_id = _s(table_id)
-            try:
-                moves += await self._work(table_id, now, token)
-            except Exception:  # the lease runs out and another pass retries
-                log.exception("worker failed on table %s", table_id)
-        return moves
+        done = await asyncio.gather(*(self._work(_s(t), now, token) for t in claimed), return_exceptions=True)
+        for table_id, result in zip(claimed, done, strict=True):
+            if isinstance(result, BaseException):  # the lease runs out and a later pass retries
+                log.error("worker failed on table %s", _s(table_id), exc_info=result)
+        return sum(r for r in done if isinstance(r, int))
 
     async def _work(self, table_id: str, now: float, token: str) -> int:
         doc = await self._doc(table_id)
