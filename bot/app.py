@@ -59,6 +59,7 @@ class BotRuntime:
             rate_global=settings.rate_global,
             rate_chat=settings.rate_chat,
             group_per_minute=settings.rate_group_per_minute,
+            group_period=settings.rate_group_period,
             retries=settings.send_retries,
         )
         self.lobbies = LobbyMessages(self.bot, store, self.sender, self.i18n, settings, delay=settings.lobby_edit_delay,

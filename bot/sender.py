@@ -97,7 +97,8 @@ class Sender:
     """Rate-limited, failure-tolerant calls to the Bot API.
 
     ``store`` needs ``set_reachable(user_id, bool)`` (async). Limits: ``rate_global``
-    messages/s, ``rate_chat`` messages/s per chat, ``group_per_minute`` per group.
+    messages/s, ``rate_chat`` messages/s per chat, ``group_per_minute`` per group in
+    any ``group_period`` seconds (60; tests shrink it).
     """
 
     def __init__(
@@ -108,6 +109,7 @@ class Sender:
         rate_global: float = 30.0,
         rate_chat: float = 1.0,
         group_per_minute: float = 20.0,
+        group_period: float = 60.0,
         retries: int = 5,
         clock: Clock = time.monotonic,
         sleep: Sleep = asyncio.sleep,
@@ -119,7 +121,8 @@ class Sender:
         self._sleep = sleep
         self._global = self._window(rate_global)
         self._chat_rate = rate_chat
-        self._group_rate = group_per_minute
+        self._group_limit = max(1, int(group_per_minute))
+        self._group_period = group_period
         self._chats: dict[Any, RateLimiter] = {}
         self._groups: dict[Any, RateLimiter] = {}
         self.sent = 0
@@ -144,10 +147,9 @@ class Sender:
         return self._limiter(self._chats, chat_id, lambda: self._window(self._chat_rate))
 
     def group_limiter(self, chat_id: Any) -> RateLimiter:
-        limit = max(1, int(self._group_rate))
         return self._limiter(
-            self._groups, chat_id, lambda: RateLimiter(limit, 60.0 * limit / self._group_rate,
-                                                       clock=self._clock, sleep=self._sleep)
+            self._groups, chat_id,
+            lambda: RateLimiter(self._group_limit, self._group_period, clock=self._clock, sleep=self._sleep),
         )
 
     async def _acquire(self, chat_id: Any) -> None:

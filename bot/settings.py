@@ -19,7 +19,7 @@ class BotSettings(BaseSettings):
     * ``telegram_api_url``: another Bot API server (a local one, or a fake in tests).
     * ``public_url``: where the Mini App is served (``<public_url>/?table=<id>``).
     * Tuning (tests shrink them): ``lobby_edit_delay`` (s, debounce of lobby edits),
-      ``rate_global`` (msg/s), ``rate_chat`` (msg/s per chat), ``rate_group_per_minute``,
+      ``rate_global`` (msg/s), ``rate_chat`` (msg/s per chat), ``rate_group_per_minute`` (per ``rate_group_period`` s),
       ``send_retries`` (how often one send is retried after ``retry_after``).
     """
 
@@ -37,6 +37,7 @@ class BotSettings(BaseSettings):
     rate_global: float = Field(default=30.0, gt=0)
     rate_chat: float = Field(default=1.0, gt=0)
     rate_group_per_minute: float = Field(default=20.0, gt=0)
+    rate_group_period: float = Field(default=60.0, gt=0)
     send_retries: int = Field(default=5, ge=0)
     notifier_consumer: str = "bot"
 

@@ -37,10 +37,12 @@ def turn_time(seconds: int | None) -> str:
 
 def seat_label(seat: Any) -> str:
     """A seat's name for a text: escaped, computers marked with 🤖."""
-    name = esc(getattr(seat, "name", None) or getattr(seat, "seat", "?"))
+    sid = str(getattr(seat, "seat", "") or "")
     if getattr(seat, "computer", False):
-        return "🤖 " + name
-    return name
+        if sid[:1] == "c" and sid[1:].isdigit():
+            return "🤖 " + _("Computer {n}").format(n=sid[1:])
+        return "🤖 " + esc(getattr(seat, "name", None) or sid)
+    return esc(getattr(seat, "name", None) or sid or "?")
 
 
 def error_text(code: str) -> str:
