@@ -199,3 +199,15 @@ async def test_penki_computer_seats_call_out_out_of_turn_after_a_short_delay(sto
         if out_of_turn:
             break
     assert out_of_turn
+
+
+async def test_a_timer_move_is_published_as_played_for_the_seat(store):
+    table = await store.create_table(game="prsi", seats=people(3), settings=T30, seed=4)
+    seat = engine.awaiting(table.state)[0]
+    agen = store.subscribe(table.id)
+    first = asyncio.ensure_future(agen.__anext__())
+    await asyncio.sleep(0.2)  # subscribed
+    assert await store.tick(now=table.deadline + 0.01) == 1
+    msg = await asyncio.wait_for(first, 5)
+    await agen.aclose()
+    assert msg["by"] == "timer" and msg["seat"] == seat and msg["version"] == 1
