@@ -33,8 +33,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-async def build(settings: WebSettings) -> web.Application:
-    """The application with its store (and embedded Redis, bot) attached; all closed at cleanup."""
+async def build(settings: WebSettings, bot_settings: object | None = None) -> web.Application:
+    """The application with its store (and embedded Redis, bot) attached; all closed at cleanup.
+
+    ``bot_settings``: a ``bot.BotSettings`` (default: read from the environment), used
+    only when ``settings`` has a bot token. Raises ``SystemExit`` when no Redis answers
+    and local play is off.
+    """
     from store import Store
 
     embedded: EmbeddedRedis | None = None
@@ -60,7 +65,7 @@ async def build(settings: WebSettings) -> web.Application:
     if settings.token:
         from bot import BotSettings, setup_bot
 
-        await setup_bot(app, store, BotSettings())
+        await setup_bot(app, store, bot_settings or BotSettings())
     return app
 
 

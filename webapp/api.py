@@ -8,6 +8,7 @@ are raised, never answered here: :func:`webapp.errors.error_middleware` maps the
 
 from __future__ import annotations
 
+import asyncio
 import math
 from datetime import UTC, datetime
 from typing import Any
@@ -128,10 +129,25 @@ async def config(request: web.Request) -> web.Response:
     return ok(
         {
             "local": settings.local,
-            "bot_username": settings.bot_username,
+            "bot_username": settings.bot_username or await _bot_username(request.app),
             "app_short_name": settings.webapp_short_name,
         }
     )
+
+
+async def _bot_username(app: web.Application) -> str | None:
+    """The mounted bot's @username (``getMe``, cached by aiogram), or None without a bot."""
+    if not app[SETTINGS].token:
+        return None
+    try:
+        from bot.app import RUNTIME_KEY
+
+        runtime = app.get(RUNTIME_KEY)
+        if runtime is None:
+            return None
+        return (await asyncio.wait_for(runtime.bot.me(), 3.0)).username
+    except Exception:  # the bot being unreachable must not break the Mini App's start
+        return None
 
 
 async def me(request: web.Request) -> web.Response:

@@ -1,0 +1,128 @@
+"""The entry point (webapp/__main__.py): local play on an embedded Redis, the bot mounted."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import sys
+
+import aiohttp
+import pytest
+
+from webapp.__main__ import build
+from webapp.local import EmbeddedRedis, redis_answers
+from webapp.settings import WebSettings
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def test_embedded_redis_answers():
+    server = EmbeddedRedis().start()
+    try:
+        assert await redis_answers(server.url)
+    finally:
+        server.stop()
+    assert not await redis_answers(f"redis://127.0.0.1:{closed_port()}/0", timeout=0.5)
+
+
+async def test_local_play_end_to_end_on_embedded_redis(aiohttp_client):
+    """S9: no Redis, no token: sign in, open a Prší table with computers, watch them play."""
+    settings = WebSettings(
+        redis_url=f"redis://127.0.0.1:{closed_port()}/0", local_play=True, bot_token=None, run_worker=True
+    )
+    client = await aiohttp_client(await build(settings))
+    assert (await (await client.get("/api/config")).json())["local"] is True
+    login = await (await client.post("/api/local/login", json={"name": "Tester"})).json()
+    headers = {"Authorization": f"tma {login['init_data']}"}
+    resp = await client.post("/api/local/tables", json={"game": "prsi", "players": 3}, headers=headers)
+    assert resp.status == 201
+    made = await resp.json()
+    me = made["seat"]
+
+    ws = await client.ws_connect(f"/ws/tables/{made['table']['id']}")
+    await ws.send_str(json.dumps({"type": "auth", "init_data": login["init_data"]}))
+    bys: set[str] = set()
+    version = made["version"]
+    deadline = asyncio.get_running_loop().time() + 20
+    while "computer" not in bys or "player" not in bys:
+        assert asyncio.get_running_loop().time() < deadline, bys
+        msg = json.loads((await ws.receive(timeout=10)).data)
+        if msg["type"] != "state":
+            continue
+        assert msg["version"] >= version
+        version = msg["version"]
+        if msg["by"]:
+            bys.add(msg["by"])
+        view = msg["view"]
+        if view["to_move"] == me and view["legal"] and not view["over"]:
+            action = view["legal"][0]
+            resp = await client.post(
+                f"/api/tables/{made['table']['id']}/actions",
+                json={"action": action, "version": msg["version"]},
+                headers=headers,
+            )
+            assert resp.status in (200, 409), await resp.text()
+    await ws.close()
+
+
+async def test_no_redis_without_local_play_refuses_to_start():
+    settings = WebSettings(redis_url=f"redis://127.0.0.1:{closed_port()}/0", local_play=False, bot_token=None)
+    with pytest.raises(SystemExit):
+        await build(settings)
+
+
+async def test_bot_is_mounted_with_a_token(aiohttp_client, fake_bot_api, redis_url):
+    from conftest import real_redis_answers
+
+    from bot import BotSettings
+
+    if not real_redis_answers(redis_url):
+        pytest.skip("needs a Redis")
+    settings = WebSettings(redis_url=redis_url, bot_token=fake_bot_api.token, local_play=True, run_worker=False)
+    bot_settings = BotSettings(
+        bot_token=fake_bot_api.token,
+        telegram_api_url=fake_bot_api.url,
+        webhook_url="https://karty.example/telegram/webhook",
+    )
+    app = await build(settings, bot_settings)
+    client = await aiohttp_client(app)
+    paths = {r.resource.canonical for r in app.router.routes() if r.resource is not None}
+    assert "/telegram/webhook" in paths
+    cfg = await (await client.get("/api/config")).json()
+    assert cfg["local"] is False and cfg["bot_username"] == fake_bot_api.username
+    assert (await client.post("/api/local/login", json={"name": "X"})).status == 404
+    # the webhook refuses a request without Telegram's secret header
+    resp = await client.post("/telegram/webhook", json={"update_id": 1})
+    assert resp.status in (401, 403)
+
+
+@pytest.mark.slow
+async def test_python_m_webapp_local_prints_the_url_and_serves(tmp_path):
+    port = closed_port()
+    env = {
+        "PORT": str(port),
+        "HOST": "127.0.0.1",
+        "REDIS_URL": f"redis://127.0.0.1:{closed_port()}/0",
+        "PATH": "/usr/bin:/bin",
+    }
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "webapp", "--local",
+        env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        line = b""
+        async with asyncio.timeout(60):
+            while url.encode() not in line:
+                line = await proc.stdout.readline()
+                assert line, "server exited"
+        async with aiohttp.ClientSession() as session, session.get(url + "api/config") as resp:
+            assert (await resp.json())["local"] is True
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 20)
