@@ -532,22 +532,27 @@ def computer_action(state: PrsiState, seat: str) -> dict[str, Any] | None:
 
     Deterministic and always legal. On an active 7 it answers with a 7 if it can
     (P6), on an active Ace with an Ace (P7); else it sheds the plain card worth
-    the most points (P12), keeping 7s and Aces as answers and Queens for late;
+    the most points (P12), keeping 7s and Aces as answers and Queens for late
+    (unless the next player is down to one card: then a 7 or an Ace goes first);
     a Queen names its longest remaining suit (P8). It draws or passes only when
     it cannot play (P5, P10).
     """
     if state.over or seat != state.to_move:
         return None
-    hand = state.hands[state.players.index(seat)]
+    players = state.players
+    i = players.index(seat)
+    hand = state.hands[i]
     playable = [c for c in hand if _playable(state, c)]
     if state.pending_draw or state.pending_skip:
         if playable:
             return {"a": "play", "card": _best_suit_card(hand, playable)}
         return {"a": "draw"} if state.pending_draw else {"a": "stand"}
-    plain = [c for c in playable if c[:-1] not in ("7", "A", "Q")]
+    answers = [c for c in playable if c[0] in ("7", "A")]
+    if answers and len(state.hands[(i + 1) % len(players)]) == 1:  # hold the next player back
+        return {"a": "play", "card": max(answers, key=lambda c: (POINTS[c[:-1]], _suit_count(hand, c), c))}
+    plain = [c for c in playable if c[0] not in ("7", "A", "Q")]
     if plain:
         return {"a": "play", "card": max(plain, key=lambda c: (POINTS[c[:-1]], _suit_count(hand, c), c))}
-    answers = [c for c in playable if c[:-1] in ("7", "A")]
     if answers:  # better shed than draw
         return {"a": "play", "card": max(answers, key=lambda c: (POINTS[c[:-1]], _suit_count(hand, c), c))}
     if playable:

@@ -534,6 +534,13 @@ def test_computer_sheds_high_points_and_keeps_sevens_aces_and_queens() -> None:
     assert engine.computer_action(s, "a") == {"a": "play", "card": "10h"}
 
 
+def test_computer_attacks_a_next_player_down_to_one_card_with_a_seven() -> None:
+    s = game({**BASIC, "a": ["7h", "Kh", "Kc", "8c"]}, top="9h")
+    assert engine.computer_action(s, "a") == {"a": "play", "card": "Kh"}
+    s = replace(s, hands=(s.hands[0], ("Kd",), s.hands[2]))
+    assert engine.computer_action(s, "a") == {"a": "play", "card": "7h"}
+
+
 def test_computer_plays_a_queen_late_naming_its_longest_suit() -> None:
     s = game({**BASIC, "a": ["Qh", "8c", "Kc", "9s"]}, top="10d")
     assert engine.computer_action(s, "a") == {"a": "play", "card": "Qh", "suit": "c"}
