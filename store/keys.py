@@ -16,7 +16,8 @@ key                                            type       contents / lifetime
 ``P:users``                                    hash       user id → User JSON (no TTL)
 ``P:unreachable``                              set        user ids that blocked the bot
 ``P:{sched}:deadlines``                        zset       table id → epoch s when the worker must look at it (S4)
-``P:{sched}:versions``                         hash       table id → table version the deadline was computed from
+``P:{sched}:versions``                         hash       live table id → table version the deadline was computed from
+``P:{sched}:sweep``                            string     the sweeper's lease (one sweep per interval across processes)
 ``P:outbox``                                   stream     bot notifications (``data`` = JSON), capped ``MAXLEN ~``
 ``P:{ratings}:ledger``                         hash       table id → rated match JSON (durable, no TTL; P15, S6)
 ``P:{ratings}:board:<game>:<scope>:<period>``  hash       ``<user>|<table>`` → match balance; scope ``all`` or ``c<chat>``
@@ -85,6 +86,10 @@ class Keys:
     @property
     def deadline_versions(self) -> str:
         return f"{self.prefix}:{{sched}}:versions"
+
+    @property
+    def sweep_lock(self) -> str:
+        return f"{self.prefix}:{{sched}}:sweep"
 
     # --- bot outbox --------------------------------------------------------------
     @property

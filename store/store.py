@@ -21,8 +21,11 @@ Concurrency model
   leaves an entry that comes due again after the lease: no deadline is lost.
   ``schedule.lua`` never lets an older version overwrite a newer due time.
 * After a commit (not atomically with it, since those keys live in other cluster
-  slots) come the due time, the outbox entries for the bot, and for a finished
-  rated game the ledger entry (``record.lua``, idempotent on the table id).
+  slots) come the ledger entry for a finished rated game (``record.lua``,
+  idempotent on the table id), the outbox entries for the bot and the due time.
+  If the process dies in between, :meth:`Store.sweep` (run by the workers every
+  minute) finds the table by its stale scheduled version and redoes the ledger
+  entry and the due time (the outbox entries of that one commit are not repeated).
 """
 
 from __future__ import annotations
@@ -65,7 +68,9 @@ TABLE_TTL = 48 * 3600  # S7: live game state, since the last move
 FINISHED_TTL = 7 * 24 * 3600  # S7: a finished game's summary
 LOBBY_TTL = 3600  # S1, S7: since the last change
 LEASE = 30.0  # seconds a worker's claim on a due table lasts
-RETRY_LATER = 5.0  # a due move the engine refused is looked at again after this
+RETRY_LATER = 5.0
+SWEEP_EVERY = 60.0  # seconds between sweeps (Store.sweep) across all workers
+SWEEP_SETTLE = 10.0  # a commit's follow-up counts as lost only after this many seconds  # a due move the engine refused is looked at again after this
 COMPUTER_DELAY = (0.6, 1.2)  # seconds before a computer seat moves, so people can follow
 OUTBOX_MAXLEN = 10_000
 OUTBOX_GROUP = "bot"
@@ -337,6 +342,7 @@ class Store:
                 game=lobby.game, seats=lobby.seats, chat_id=lobby.chat_id, thread_id=lobby.thread_id,
                 settings=lobby.settings, seed=seed, lobby_id=lobby.id,
             )
+            await self._set_due(doc)  # before the flip: a crash right after it loses no deadline
             flipped = lobby.model_copy(deep=True)
             flipped.table_id = table.id
             flipped.version = lobby.version + 1
@@ -345,9 +351,10 @@ class Store:
                 args=[str(lobby.version), flipped.version, flipped.model_dump_json(), LOBBY_TTL],
             )
             if int(ok):
-                await self._register(doc, new_turns)
+                await self._register(doc, new_turns, scheduled=True)
                 return table
             await self.redis.delete(self.keys.table(table.id))
+            await self._set_due(doc, over=True)
         raise StoreError("busy", f"lobby {lobby_id}")
 
     # ----------------------------------------------------------------- tables
@@ -405,6 +412,7 @@ class Store:
             "dealer": dealer,
             "rated": all(not s.computer and s.user_id is not None for s in fresh),
             "created": now,
+            "ts": now,
         }
         new_turns = self._plan(doc, state, None, now)
         doc["state"] = engine.dump(state)
@@ -414,8 +422,10 @@ class Store:
             raise StoreError("busy", "table id taken")
         return self._table(doc, state), doc, new_turns
 
-    async def _register(self, doc: dict[str, Any], new_turns: list[str]) -> None:
-        """Index a new table (chat, users), schedule its first due time, tell the bot."""
+    async def _register(self, doc: dict[str, Any], new_turns: list[str], scheduled: bool = False) -> None:
+        """Schedule a new table's first due time, index it (chat, users), tell the bot."""
+        if not scheduled:
+            await self._set_due(doc)
         pipe = self.redis.pipeline(transaction=False)
         if doc["chat_id"] is not None:
             pipe.zadd(self.keys.chat_tables(doc["chat_id"]), {doc["id"]: doc["created"]})
@@ -423,7 +433,6 @@ class Store:
             if s["user_id"] is not None:
                 pipe.zadd(self.keys.user_tables(s["user_id"]), {doc["id"]: doc["created"]})
         await pipe.execute()
-        await self._set_due(doc)
         if doc["chat_id"] is not None:
             start = {
                 "kind": "start", **self._where(doc), "lobby_id": doc["lobby_id"], "game": doc["game"],
@@ -505,6 +514,7 @@ class Store:
             new_turns = self._plan(new, outcome.state, seat, t)
             new["state"] = engine.dump(outcome.state)
             new["version"] = outcome.state.version
+            new["ts"] = t
             over = bool(outcome.state.over)
             if over:
                 new["ended"] = t
@@ -603,7 +613,7 @@ class Store:
         dues = [] if over else self._dues(doc)
         await self._schedule(
             keys=[self.keys.deadlines, self.keys.deadline_versions],
-            args=[doc["id"], doc["version"], repr(dues[0][0]) if dues else ""],
+            args=[doc["id"], doc["version"], repr(dues[0][0]) if dues else "", "1" if over else "0"],
         )
 
     async def _after_commit(self, doc: dict[str, Any], events: list[dict[str, Any]],
@@ -731,7 +741,7 @@ class Store:
     async def _work(self, table_id: str, now: float, token: str) -> int:
         doc = await self._doc(table_id)
         if doc is None or "ended" in doc:
-            await self._release_claim(table_id, token, "")
+            await self._release_claim(table_id, token, "", final=True)
             return 0
         state = engine.load(doc["state"])
         seats = {s["seat"]: s for s in doc["seats"]}
@@ -764,14 +774,23 @@ class Store:
         await self._release_claim(table_id, token, repr(min(later)) if later else "")
         return 0
 
-    async def _release_claim(self, table_id: str, token: str, due: str) -> None:
-        await self._release(keys=[self.keys.deadlines, self.keys.deadline_versions], args=[table_id, token, due])
+    async def _release_claim(self, table_id: str, token: str, due: str, final: bool = False) -> None:
+        await self._release(keys=[self.keys.deadlines, self.keys.deadline_versions],
+                            args=[table_id, token, due, "1" if final else "0"])
 
-    async def run_worker(self, stop_event: asyncio.Event, interval: float = 0.2) -> None:
-        """Run :meth:`tick` until ``stop_event`` is set (S4: timers and computer seats)."""
+    async def run_worker(self, stop_event: asyncio.Event, interval: float = 0.2,
+                         sweep_every: float = SWEEP_EVERY) -> None:
+        """Run :meth:`tick` until ``stop_event`` is set (S4: timers and computer seats).
+
+        Every ``sweep_every`` seconds one of the running workers also runs :meth:`sweep`.
+        """
+        next_sweep = 0.0
         while not stop_event.is_set():
             try:
                 moves = await self.tick()
+                if time.monotonic() >= next_sweep:
+                    next_sweep = time.monotonic() + sweep_every
+                    await self.sweep(lease=sweep_every)
             except Exception:
                 log.exception("worker tick failed")
                 moves = 0
@@ -779,6 +798,55 @@ class Store:
                 continue
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop_event.wait(), interval)
+
+    async def sweep(self, now: float | None = None, lease: float | None = SWEEP_EVERY,
+                    settle: float = SWEEP_SETTLE) -> int:
+        """Finish commits whose follow-up never ran (the process died right after committing).
+
+        The versions hash lists every live table with the version its due time was
+        computed from. A table whose stored version is newer, and whose last commit
+        is more than ``settle`` seconds old, gets its ledger entry (if it ended rated;
+        idempotent) and its due time now; a table that is gone is forgotten. Outbox
+        entries of such a commit are not repeated. ``lease``: seconds during which
+        other processes' sweeps are skipped (``None``: always sweep). Returns the
+        number of tables repaired.
+        """
+        now = self.clock() if now is None else now
+        if lease and not await self.redis.set(self.keys.sweep_lock, "1", nx=True, px=int(lease * 1000)):
+            return 0
+        repaired = 0
+        batch: list[tuple[str, int]] = []
+
+        async def flush() -> int:
+            pipe = self.redis.pipeline(transaction=False)
+            for table_id, _ in batch:
+                pipe.hget(self.keys.table(table_id), "doc")
+            docs = await pipe.execute()
+            fixed = 0
+            for (table_id, known), raw in zip(batch, docs, strict=True):
+                if not raw:
+                    await self._schedule(keys=[self.keys.deadlines, self.keys.deadline_versions],
+                                         args=[table_id, known, "", "1"])
+                    continue
+                doc = json.loads(_s(raw))
+                if doc["version"] <= known or now - doc.get("ts", 0) < settle:
+                    continue
+                over = "ended" in doc
+                if over and doc["rated"]:
+                    await self._record_table(doc)
+                await self._set_due(doc, over=over)
+                log.warning("sweep: table %s was left unscheduled at version %s", table_id, doc["version"])
+                fixed += 1
+            batch.clear()
+            return fixed
+
+        async for table_id, version in self.redis.hscan_iter(self.keys.deadline_versions, count=200):
+            batch.append((_s(table_id), int(_s(version))))
+            if len(batch) >= 200:
+                repaired += await flush()
+        if batch:
+            repaired += await flush()
+        return repaired
 
     async def next_due(self, table_id: str) -> float | None:
         """When the worker will next look at the table (epoch s), or ``None``."""

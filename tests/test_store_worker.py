@@ -211,3 +211,64 @@ async def test_a_timer_move_is_published_as_played_for_the_seat(store):
     msg = await asyncio.wait_for(first, 5)
     await agen.aclose()
     assert msg["by"] == "timer" and msg["seat"] == seat and msg["version"] == 1
+
+
+async def _crash_after_next_commit(store) -> None:
+    """The next apply commits, then its process 'dies' before scheduling, outbox and ledger."""
+
+    async def died(*args, **kwargs):
+        del store._after_commit
+
+    store._after_commit = died
+
+
+async def test_sweep_reschedules_a_commit_whose_process_died_before_scheduling(store):
+    table = await store.create_table(game="prsi", seats=people(1) + computers(1), settings=OFF, seed=6)
+    now = store.clock()
+    while engine.awaiting(table.state) != ["u100"]:
+        now = max(now, await store.next_due(table.id)) + 0.01
+        await store.tick(now=now)
+        table = await store.get_table(table.id)
+    assert await store.next_due(table.id) is None  # a person's turn, no timer
+    await _crash_after_next_commit(store)
+    res = await store.apply(table.id, "u100", engine.computer_action(table.state, "u100"), now=now)
+    assert engine.awaiting(res.table.state) == ["c1"]
+    assert await store.next_due(table.id) is None  # the computer's move was never scheduled
+    assert await store.sweep(now=now + 1, lease=None) == 0  # too fresh: maybe still in progress
+    assert await store.sweep(now=now + 30, lease=None) == 1
+    due = await store.next_due(table.id)
+    assert due is not None and due - now <= 1.2 + 1e-6
+    assert await store.tick(now=now + 31) == 1
+
+
+async def test_sweep_records_a_rated_game_whose_last_commit_lost_its_follow_up(store):
+    table = await store.create_table(game="prsi", seats=people(2), settings=OFF, seed=9)
+    now = store.clock()
+    while True:
+        seat = engine.awaiting(table.state)[0]
+        action = engine.computer_action(table.state, seat)
+        if engine.apply(table.state, seat, action).state.over:
+            break
+        table = (await store.apply(table.id, seat, action, now=now)).table
+    await _crash_after_next_commit(store)
+    await store.apply(table.id, seat, action, now=now)
+    assert await store.ledger() == []
+    assert await store.sweep(now=now + 30, lease=None) == 1
+    assert [m["table"] for m in await store.ledger()] == [table.id]
+    assert await store.redis.hget(store.keys.deadline_versions, table.id) is None  # forgotten once over
+
+
+async def test_sweep_forgets_expired_tables_and_runs_once_per_lease(store, store_factory):
+    a = await store.create_table(game="prsi", seats=people(2), settings=OFF, seed=9)
+    b = await store.create_table(game="prsi", seats=people(2), settings=OFF, seed=10)
+    versions = store.keys.deadline_versions
+    assert await store.redis.hget(versions, a.id) is not None
+    await store.redis.delete(store.keys.table(a.id))  # expired after 48 h
+    assert await store.sweep(lease=30) == 0
+    assert await store.redis.hget(versions, a.id) is None
+    await store.redis.delete(store.keys.table(b.id))
+    other = await store_factory()
+    await other.sweep(lease=30)  # another process within the lease: skipped
+    assert await store.redis.hget(versions, b.id) is not None
+    await other.sweep(lease=None)
+    assert await store.redis.hget(versions, b.id) is None
