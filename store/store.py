@@ -486,7 +486,7 @@ class Store:
         time of the move (the worker passes its tick's time).
 
         Raises ``engine.Rejected`` (the rules' reason), ``StoreError``: ``not_found``,
-        ``stale``, ``invalid`` (unknown ``by``), ``busy``.
+        ``stale``, ``invalid`` (unknown ``by``, client_action_id over 200 characters), ``busy``.
         """
         if by not in BYS:
             raise StoreError("invalid", f"by must be one of {BYS}")
@@ -494,6 +494,8 @@ class Store:
             raise Rejected("bad_action", "an action is an object")
         action = dict(action)
         cid = "" if client_action_id is None else str(client_action_id)
+        if len(cid) > 200:
+            raise StoreError("invalid", "client_action_id longer than 200 characters")
         for attempt in range(MAX_TRIES):
             pipe = self.redis.pipeline(transaction=False)
             pipe.hget(self.keys.table(table_id), "doc")
