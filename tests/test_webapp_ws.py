@@ -103,6 +103,46 @@ async def test_players_and_a_spectator_receive_every_version_in_order(web_client
         await ws.close()
 
 
+async def test_a_burst_of_moves_arrives_in_order_with_every_event(web_client, store, init):
+    client = await web_client(ws_send_queue=2)
+    table = await new_table(store, game="penki", seed=4)
+    ws = await connect(client, table.id, init(ANN))
+    start = (await recv_state(ws))["version"]
+    events: list[dict] = []
+    for _ in range(15):
+        table = await store.get_table(table.id)
+        if table.state.over:
+            break
+        mover = engine.awaiting(table.state)[0]
+        events += (await act(client, table.id, mover, engine.computer_action(table.state, mover), init))["events"]
+    final = (await store.get_table(table.id)).version
+    got: list[dict] = []
+    versions = [start]
+    while versions[-1] < final:
+        msg = await recv_state(ws)
+        assert msg["version"] > versions[-1]
+        versions.append(msg["version"])
+        got += msg["events"]
+    assert got == events
+    assert msg["view"] == engine.view((await store.get_table(table.id)).state, f"u{ANN}")
+    await ws.close()
+
+
+async def test_sockets_per_user_are_capped(web_client, store, init):
+    client = await web_client(ws_per_user=2)
+    table = await new_table(store)
+    open_ = [await connect(client, table.id, init(ANN)) for _ in range(2)]
+    for ws in open_:
+        await recv_state(ws)
+    extra = await connect(client, table.id, init(ANN))
+    assert (await recv(extra))["error"] == "too_many"
+    assert (await extra.receive(timeout=5)).data == 4429
+    other = await connect(client, table.id, init(BOB))  # another user is not affected
+    assert (await recv_state(other))["seat"] == f"u{BOB}"
+    for ws in (*open_, other):
+        await ws.close()
+
+
 async def test_reconnecting_client_catches_up(web_client, store, init):
     client = await web_client()
     table = await new_table(store)

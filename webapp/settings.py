@@ -44,6 +44,7 @@ class WebSettings(BaseSettings):
     ws_send_queue: int = Field(8, alias="WS_SEND_QUEUE", description="messages queued per socket before collapsing")
     ws_send_timeout: float = Field(15.0, alias="WS_SEND_TIMEOUT", description="a send stuck longer closes the socket")
     ws_resync_seconds: float = Field(5.0, alias="WS_RESYNC_SECONDS", description="poll for versions pub/sub lost")
+    ws_per_user: int = Field(12, alias="WS_PER_USER", description="open sockets per user and process")
     presence_ttl: int = Field(30, alias="PRESENCE_TTL")
     run_worker: bool = Field(True, alias="RUN_WORKER", description="run store.run_worker in this process")
 

@@ -20,7 +20,8 @@ Protocol (JSON text frames):
   ``WS_IDLE_TIMEOUT`` (90 s) is closed.
 * server ``{"type": "error", "error": code, "detail"}`` then a close: codes
   ``unauthorized``/``auth_expired`` (close 4401), ``bad_message`` (4400),
-  ``idle`` (4408), ``gone`` (4404: the table expired).
+  ``idle`` (4408), ``gone`` (4404: the table expired), ``too_many`` (4429: more than
+  ``WS_PER_USER`` sockets of one user in this process), ``internal`` (1011).
 
 One subscription (``store.subscribe``) per table per process feeds every local socket
 of that table; each socket has its own bounded send queue and writer task, so a slow
@@ -52,6 +53,7 @@ CLOSE_BAD_MESSAGE = 4400
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_GONE = 4404
 CLOSE_IDLE = 4408
+CLOSE_TOO_MANY = 4429
 
 
 class Client:
@@ -255,6 +257,10 @@ class Hub:
         self.resync = resync
         self.feeds: dict[str, Feed] = {}
 
+    def count(self, user_id: int) -> int:
+        """Open sockets of ``user_id`` in this process."""
+        return sum(1 for feed in self.feeds.values() for c in feed.clients if c.user_id == user_id)
+
     def join(self, table_id: str, client: Client) -> Feed:
         feed = self.feeds.get(table_id)
         if feed is None:
@@ -367,7 +373,16 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
             except ApiError as e:
                 close = CLOSE_UNAUTHORIZED if e.status == 401 else CLOSE_BAD_MESSAGE
                 return await _fail(ws, close, e.code, e.detail)
-        await _serve(ws, request, table_id, who, since)
+            except Exception:  # after the upgrade no HTTP answer is possible: close instead
+                log.exception("ws %s: auth failed", table_id)
+                return await _fail(ws, WSCloseCode.INTERNAL_ERROR, "internal", "internal error")
+        if app[HUB].count(who.id) >= settings.ws_per_user:
+            return await _fail(ws, CLOSE_TOO_MANY, "too_many", "too many open connections")
+        try:
+            await _serve(ws, request, table_id, who, since)
+        except Exception:
+            log.exception("ws %s: serving user %s failed", table_id, who.id)
+            await _fail(ws, WSCloseCode.INTERNAL_ERROR, "internal", "internal error")
     finally:
         app[SOCKETS].discard(ws)
         if not ws.closed:
