@@ -32,6 +32,19 @@ SCREENSHOTS = ROOT / "test-output" / "screenshots"
 PHONE = {"width": 390, "height": 844}
 
 
+# ``python -m webapp`` with one change: the "does Redis answer?" probe waits 10 s instead
+# of 1 s, so a busy test machine never makes it fall back to a private embedded Redis.
+SERVER_MAIN = """
+import webapp.__main__ as entry
+import webapp.local as local
+probe = local.redis_answers
+async def patient(url, timeout=1.0):
+    return await probe(url, timeout=10.0)
+entry.redis_answers = patient
+entry.main()
+"""
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -55,7 +68,7 @@ class Server:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/"
 
-    def start(self, timeout: float = 20.0) -> Server:
+    def start(self, timeout: float = 90.0) -> Server:
         env = dict(os.environ)
         env.update(
             {
@@ -72,7 +85,7 @@ class Server:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = open(self.log_path, "ab")  # noqa: SIM115 - closed with the process
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "webapp", "--local", "--port", str(self.port), "--log-level", "WARNING"],
+            [sys.executable, "-c", SERVER_MAIN, "--local", "--port", str(self.port), "--log-level", "WARNING"],
             cwd=ROOT,
             env=env,
             stdout=log,
@@ -89,6 +102,7 @@ class Server:
                         return self
             except OSError:
                 time.sleep(0.1)
+        self.kill()
         raise RuntimeError(f"webapp did not answer on {self.url}; see {self.log_path}")
 
     def kill(self) -> None:

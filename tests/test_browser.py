@@ -1,0 +1,339 @@
+"""The Mini App in real headless Chromium against the real webapp server.
+
+The server runs as ``python -m webapp --local`` in a subprocess; its Redis is an
+embedded fakeredis server owned by the test (so the server process can be killed
+and started again without losing the table). Tables are created through the store
+with a seed, so deals are the same every run; people sign in through the page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+import engine
+from browser_support import (
+    CHROMIUM,
+    Server,
+    chromium,
+    new_phone_page,
+    screenshot,
+    sign_in,
+    view_of,
+    wait_version_above,
+)
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium at /usr/bin/chromium"),
+]
+
+
+@pytest.fixture
+def embedded_redis():
+    from webapp.local import EmbeddedRedis
+
+    r = EmbeddedRedis().start()
+    yield r
+    r.stop()
+
+
+@pytest.fixture
+def server(embedded_redis, tmp_path: Path):
+    srv = Server(embedded_redis.url, log_path=tmp_path / "webapp.log").start()
+    yield srv
+    srv.stop()
+
+
+@pytest_asyncio.fixture
+async def kstore(embedded_redis):
+    """A Store on the server's Redis (same default prefix as the server)."""
+    from store import Store
+
+    st = Store.from_url(embedded_redis.url)
+    yield st
+    await st.close()
+
+
+@pytest_asyncio.fixture
+async def browser():
+    async with chromium() as b:
+        yield b
+
+
+def person(name: str):
+    from store import Seat
+    from webapp.auth import local_user_id
+
+    uid = local_user_id(name)
+    return Seat(seat=f"u{uid}", user_id=uid, name=name)
+
+
+def computer(i: int, name: str):
+    from store import Seat
+
+    return Seat(seat=f"c{i}", user_id=None, name=name, computer=True)
+
+
+async def open_table(browser, server, name: str, table_id: str, **kw):
+    page = await new_phone_page(browser, server.url, **kw)
+    await sign_in(page, name)
+    await page.goto(f"{server.url}?table={table_id}")
+    await page.wait_for_selector(".table-screen")
+    return page
+
+
+async def wait_my_turn_or_done(page, seat: str, stop_js: str, timeout: float = 20.0) -> dict:
+    await page.wait_for_function(
+        f"""([seat]) => {{
+            const s = window.__karty && window.__karty.state; const v = s && s.view;
+            if (!v) return false;
+            if ({stop_js}) return true;
+            return v.to_move === seat && !s.busy && !document.querySelector('#dialog[open]');
+        }}""",
+        arg=[seat],
+        timeout=timeout * 1000,
+    )
+    return await view_of(page)
+
+
+# --------------------------------------------------------------------------- Prší
+
+
+async def test_prsi_round_played_by_clicks(server, kstore, browser):
+    alice = person("Alice")
+    table = await kstore.create_table(
+        game="prsi", seats=[alice, computer(1, "Karel"), computer(2, "Jana")], seed=20261130
+    )
+    page = await open_table(browser, server, "Alice", table.id)
+    await page.wait_for_selector(".prsi .hand .card")
+    await screenshot(page, "prsi-390x844")
+    assert await page.locator(".opp").count() == 2
+    # Cards carry accessible names such as "eso červené" / "ace of hearts".
+    label = await page.locator(".hand .card").first.get_attribute("aria-label")
+    assert label and " " in label
+
+    seen_round_dialog = False
+    for _ in range(200):
+        view = await wait_my_turn_or_done(
+            page, alice.seat, "v.round > 1 || v.over || document.querySelector('#dialog[open][data-kind=round]')"
+        )
+        if await page.locator("#dialog[open][data-kind=round]").count():
+            seen_round_dialog = True
+            await screenshot(page, "prsi-round-result")
+            break
+        if view["round"] > 1 or view["over"]:
+            break
+        before = view["version"]
+        playable = page.locator(".hand .card.playable")
+        if await playable.count():
+            await playable.first.click()
+            if await page.locator("#dialog[open][data-kind=suit]").count():
+                await page.locator(".suit-choice").first.click()
+        elif await page.locator(".btn.action").count():
+            await page.locator(".btn.action").first.click()
+        else:
+            pytest.fail(f"nothing to click with legal {view['legal']}")
+        await wait_version_above(page, before)
+    else:
+        pytest.fail("the round did not end")
+    assert seen_round_dialog, "the round result dialog was not shown"
+    view = await view_of(page)
+    assert view["round"] == 2 and view["history"], view
+    # The match table lists round 1's points.
+    await page.locator("#dialog .btn.primary").click()
+    await page.get_by_role("button", name="Scores").click()
+    await page.wait_for_selector("#dialog[open] table.scores")
+    assert await page.locator("#dialog table.scores tbody tr").count() >= 6
+    assert page.karty_errors == []
+
+
+async def test_prsi_faces_toggle_is_remembered(server, kstore, browser):
+    alice = person("Alice")
+    table = await kstore.create_table(game="prsi", seats=[alice, computer(1, "Karel")], seed=7)
+    page = await open_table(browser, server, "Alice", table.id, locale="cs-CZ")
+    await page.wait_for_selector(".hand .card")
+    first = page.locator(".hand .card").first
+    czech = await first.get_attribute("aria-label")
+    await page.locator(".faces-btn").click()
+    french = await page.locator(".hand .card").first.get_attribute("aria-label")
+    assert czech != french
+    assert await page.evaluate("localStorage.getItem('karty.faces')") == "french"
+    await page.reload()
+    await page.wait_for_selector(".hand .card")
+    assert await page.locator(".hand .card").first.get_attribute("aria-label") == french
+
+
+# --------------------------------------------------------------------------- Penki
+
+
+async def test_penki_phase1_turn_by_clicks(server, kstore, browser):
+    alice = person("Alice")
+    seats = [alice, computer(1, "Ваня"), computer(2, "Маша")]
+    table = None
+    for seed in range(1, 200):  # a deal where Alice moves first
+        t = await kstore.create_table(game="penki", seats=seats, seed=seed)
+        if t.state.to_move == alice.seat:
+            table = t
+            break
+    assert table is not None
+    page = await open_table(browser, server, "Alice", table.id)
+    await page.wait_for_selector(".penki.phase1")
+    await screenshot(page, "penki-390x844")
+    # The callouts: three big buttons in a fixed bar at the bottom, always enabled.
+    bar = page.locator("nav.callouts")
+    box = await bar.bounding_box()
+    assert box and box["y"] + box["height"] >= 844 - 2 and box["height"] >= 60
+    for text in ("ЗЕВОК!", "ОДНА КАРТА!", "СКОЛЬКО КАРТ?"):
+        assert await bar.get_by_role("button", name=text).is_enabled()
+
+    actions = 0
+    for _ in range(60):
+        view = await view_of(page)
+        if view["to_move"] != alice.seat:
+            break
+        before = view["version"]
+        legal = view["legal"]
+        if view["drawn"]:
+            await screenshot(page, "penki-drawn")
+            # The drawn card is selected; tap a pile: the opponent it fits, else our own.
+            opp = next((a["to"] for a in legal if a["a"] == "place" and a["to"] != alice.seat), None)
+            target = opp or alice.seat
+            await page.locator(f".pile-btn[data-seat='{target}']").click()
+        elif any(a["a"] == "move" for a in legal):
+            to = next(a["to"] for a in legal if a["a"] == "move")
+            await page.locator(f".pile-btn[data-seat='{alice.seat}']").click()
+            await page.locator(f".pile-btn[data-seat='{to}']").click()
+        else:
+            await page.locator(".pile.stock").click()
+        await wait_version_above(page, before)
+        actions += 1
+    view = await view_of(page)
+    assert actions >= 2 and view["to_move"] != alice.seat
+    mine = next(p for p in view["players"] if p["id"] == alice.seat)
+    assert mine["pile"] >= 1
+    assert page.karty_errors == []
+
+
+def _find_blunder(state, blunderer: str, max_actions: int = 400):
+    """Actions (seat, action) from ``state`` up to ``blunderer`` putting a card on its
+    own pile while it fits an opponent (a blunder: the ЗЕВОК window opens), or None."""
+    actions = []
+    for _ in range(max_actions):
+        if state.over or state.phase != 1:
+            return None
+        seat = state.to_move
+        legal = engine.legal_actions(state, seat)
+        if seat == blunderer and getattr(state, "drawn", None):
+            places = [a for a in legal if a["a"] == "place"]
+            if any(a["to"] != seat for a in places) and any(a["to"] == seat for a in places):
+                actions.append((seat, {"a": "place", "to": seat}))
+                return actions
+        action = engine.computer_action(state, seat)
+        if action is None:
+            return None
+        actions.append((seat, action))
+        state = engine.apply(state, seat, action).state
+    return None
+
+
+async def test_penki_callout_race_between_two_pages(server, kstore, browser):
+    alice, bob, carol = person("Alice"), person("Bob"), person("Carol")
+    found = None
+    for seed in range(1, 300):
+        t = await kstore.create_table(game="penki", seats=[alice, bob, carol], seed=seed)
+        script = _find_blunder(t.state, carol.seat)
+        if script:
+            found = (t, script)
+            break
+    assert found, "no seed with a blunder by Carol"
+    table, script = found
+    page_a = await open_table(browser, server, "Alice", table.id)
+    page_b = await open_table(browser, server, "Bob", table.id)
+    for seat, action in script:
+        await kstore.apply(table.id, seat, action)
+    target = len(script)
+    for p in (page_a, page_b):
+        await p.wait_for_function("v => window.__karty.state.version >= v", arg=target)
+    # Nothing on the table flags the blunder.
+    assert await page_a.locator("text=blunder").count() == 0
+    # Both press «ЗЕВОК!» at once.
+    await asyncio.gather(
+        page_a.get_by_role("button", name="ЗЕВОК!").click(),
+        page_b.get_by_role("button", name="ЗЕВОК!").click(),
+    )
+    for p in (page_a, page_b):
+        await p.wait_for_function("() => document.querySelector('#banner.show')?.textContent.includes('ЗЕВОК')")
+    log = await kstore.log(table.id, since=target)
+    zevoks = [e for entry in log for e in entry["events"] if e["a"] == "zevok"]
+    assert len(zevoks) == 1, zevoks
+    winner = zevoks[0]["seat"]
+    assert winner in (alice.seat, bob.seat) and zevoks[0]["against"] == carol.seat
+    loser_page = page_b if winner == alice.seat else page_a
+    winner_name = "Alice" if winner == alice.seat else "Bob"
+    await loser_page.wait_for_selector(".toast.error")
+    assert "Too late" in await loser_page.locator(".toast.error").first.inner_text()
+    for p in (page_a, page_b):
+        assert winner_name in await p.locator("#banner").inner_text()
+    await screenshot(page_a, "penki-callout-banner")
+    # The pressed callout gave haptic feedback (the local stand-in records it).
+    assert "impact:heavy" in await page_a.evaluate("window.__karty_haptics")
+
+
+# --------------------------------------------------------------------------- restart
+
+
+async def test_page_survives_server_restart(server, kstore, browser):
+    alice = person("Alice")
+    table = await kstore.create_table(game="prsi", seats=[alice, computer(1, "Karel")], seed=11)
+    page = await open_table(browser, server, "Alice", table.id)
+    await page.wait_for_selector(".hand .card")
+    # Let the computer move first if it is its turn (the worker runs in the server).
+    await page.wait_for_function(
+        "s => window.__karty.state.view.to_move === s", arg=alice.seat, timeout=20000
+    )
+    v0 = (await view_of(page))["version"]
+
+    server.kill()
+    await page.wait_for_selector("#conn:not([hidden])", timeout=10000)
+    server.start()
+
+    # A move made while the page reconnects reaches it over the new socket.
+    await kstore.apply(table.id, alice.seat, {"a": "draw"})
+    view = await wait_version_above(page, v0, timeout=30)
+    assert view["version"] >= v0 + 1
+    await page.wait_for_selector("#conn[hidden]", state="attached", timeout=15000)
+    # And the page can act again (it signed in afresh under the same name).
+    await page.wait_for_function(
+        "s => window.__karty.state.view.to_move === s", arg=alice.seat, timeout=20000
+    )
+    v1 = (await view_of(page))["version"]
+    playable = page.locator(".hand .card.playable")
+    if await playable.count():
+        await playable.first.click()
+        if await page.locator("#dialog[open][data-kind=suit]").count():
+            await page.locator(".suit-choice").first.click()
+    else:
+        await page.locator(".btn.action").first.click()
+    view = await wait_version_above(page, v1, timeout=15)
+    assert view["version"] > v1
+    assert page.karty_errors == []
+
+
+# --------------------------------------------------------------------------- leaderboard
+
+
+async def test_leaderboard_page(server, browser):
+    page = await new_phone_page(browser, server.url)
+    await sign_in(page, "Alice")
+    await page.get_by_role("button", name="Leaderboard").click()
+    await page.wait_for_selector(".leaderboard .lb-body")
+    await page.get_by_role("tab", name="Month").click()
+    await page.get_by_role("tab", name="Penki").click()
+    await page.wait_for_selector(".lb-body p, .lb-body table")
+    await screenshot(page, "leaderboard-390x844")
+    assert page.karty_errors == []
