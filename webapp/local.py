@@ -41,7 +41,7 @@ class LoginRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, str_strip_whitespace=True)
 
     name: str = Field(min_length=1, max_length=32)
-    language: str | None = Field(None, max_length=8, pattern=r"^[A-Za-z-]+$")
+    language: str | None = Field(None, max_length=35, pattern=r"^[A-Za-z0-9-]+$")
 
 
 class LocalTableRequest(BaseModel):
