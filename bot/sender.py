@@ -1,10 +1,12 @@
 """Everything the bot sends to a chat goes through :class:`Sender` (S5).
 
 It keeps Telegram's limits — about 30 messages/s overall, 1/s per chat, 20/min per
-group — with one sliding-window limiter per key (global, chat, group), acquired in
-that order chat → group → global right before the request, so the global window
-counts requests when they actually leave. A request is then made with the real
-aiogram ``Bot``; failures are handled by type:
+group — with one :class:`RateLimiter` per key (global, chat, group), acquired in
+that order chat → group → global right before the request. One request per chat is
+in flight at a time (order kept), and a request counts from its start until
+``period`` after it *completed*, so network latency can never squeeze requests
+closer than the limits at Telegram's end. The request is made with the real aiogram
+``Bot``; failures are handled by type:
 
 * ``TelegramRetryAfter`` — the chat's limiter is paused for ``retry_after`` seconds,
   then the same request is retried (at most ``retries`` times);
@@ -46,10 +48,14 @@ Sleep = Callable[[float], Awaitable[Any]]
 
 
 class RateLimiter:
-    """At most ``limit`` acquisitions in any ``period`` seconds (a sliding-window log).
+    """At most ``limit`` requests in any ``period`` seconds, counted at Telegram's end.
 
-    :meth:`acquire` waits (FIFO, one waiter at a time) until one more fits, then
-    records it. :meth:`pause` holds everything back until ``now + seconds``.
+    A request holds a lease from :meth:`acquire` until :meth:`release`; it counts
+    while in flight and for ``period`` seconds after it completed. Since a request
+    reaches Telegram between those two moments, no ``period``-long window there can
+    see more than ``limit`` of them, whatever the network latency. Waiters are
+    served first come, first served. :meth:`pause` holds everything back until
+    ``now + seconds`` (``retry_after``).
     """
 
     def __init__(self, limit: int, period: float, *, clock: Clock = time.monotonic, sleep: Sleep = asyncio.sleep):
@@ -59,33 +65,47 @@ class RateLimiter:
         self.period = period
         self._clock = clock
         self._sleep = sleep
-        self._log: deque[float] = deque()
+        self._done: deque[float] = deque()
+        self._inflight = 0
         self._lock = asyncio.Lock()
         self._paused_until = 0.0
 
     @property
     def last(self) -> float:
-        """When the newest acquisition happened (0 if none)."""
-        return self._log[-1] if self._log else 0.0
+        """When the newest request completed (0 if none)."""
+        return self._done[-1] if self._done else 0.0
+
+    @property
+    def idle(self) -> bool:
+        return not self._inflight and not self._lock.locked()
 
     def pause(self, seconds: float) -> None:
         self._paused_until = max(self._paused_until, self._clock() + seconds)
 
     def delay(self) -> float:
-        """Seconds until one more acquisition would fit (0 if now)."""
+        """Seconds to wait before one more request may start (0: now)."""
         now = self._clock()
-        while self._log and self._log[0] <= now - self.period:
-            self._log.popleft()
+        while self._done and self._done[0] <= now - self.period:
+            self._done.popleft()
         wait = max(0.0, self._paused_until - now)
-        if len(self._log) >= self.limit:
-            wait = max(wait, self._log[0] + self.period - now)
+        if self._inflight + len(self._done) >= self.limit:
+            if self._done and self._inflight < self.limit:
+                wait = max(wait, self._done[0] + self.period - now)
+            else:  # everything is in flight: wait for a completion
+                wait = max(wait, min(0.02, self.period))
         return wait
 
     async def acquire(self) -> None:
         async with self._lock:
             while (wait := self.delay()) > 0:
                 await self._sleep(wait)
-            self._log.append(self._clock())
+            self._inflight += 1
+
+    def release(self) -> None:
+        """The request of a lease completed (or failed)."""
+        self._inflight = max(0, self._inflight - 1)
+        now = self._clock()
+        self._done.append(max(now, self._done[-1]) if self._done else now)
 
 
 def is_group(chat_id: int | str) -> bool:
@@ -125,12 +145,13 @@ class Sender:
         self._group_period = group_period
         self._chats: dict[Any, RateLimiter] = {}
         self._groups: dict[Any, RateLimiter] = {}
+        self._chat_locks: dict[Any, asyncio.Lock] = {}
         self.sent = 0
         self.failed = 0
 
     def _window(self, per_second: float) -> RateLimiter:
-        # limit n in period n/rate: e.g. 30/s → 30 per 1 s; 1/s → 1 per 1 s; 0.5/s → 1 per 2 s.
-        limit = max(1, int(per_second)) if per_second >= 1 else 1
+        # overall: n per second (bursts up to n allowed, as Telegram does)
+        limit = max(1, int(per_second))
         return RateLimiter(limit, limit / per_second, clock=self._clock, sleep=self._sleep)
 
     def _limiter(self, table: dict[Any, RateLimiter], key: Any, make: Callable[[], RateLimiter]) -> RateLimiter:
@@ -138,13 +159,17 @@ class Sender:
         if limiter is None:
             if len(table) > 5000:  # forget idle chats
                 now = self._clock()
-                for k in [k for k, v in table.items() if now - v.last > v.period and not v._lock.locked()]:
+                for k in [k for k, v in table.items() if now - v.last > v.period and v.idle]:
                     del table[k]
+                    self._chat_locks.pop(k, None)
             limiter = table[key] = make()
         return limiter
 
     def chat_limiter(self, chat_id: Any) -> RateLimiter:
-        return self._limiter(self._chats, chat_id, lambda: self._window(self._chat_rate))
+        """Strict spacing in a chat: one request per ``1/rate_chat`` seconds."""
+        return self._limiter(
+            self._chats, chat_id, lambda: RateLimiter(1, 1.0 / self._chat_rate, clock=self._clock, sleep=self._sleep)
+        )
 
     def group_limiter(self, chat_id: Any) -> RateLimiter:
         return self._limiter(
@@ -152,12 +177,32 @@ class Sender:
             lambda: RateLimiter(self._group_limit, self._group_period, clock=self._clock, sleep=self._sleep),
         )
 
-    async def _acquire(self, chat_id: Any) -> None:
+    def _chat_lock(self, chat_id: Any) -> asyncio.Lock:
+        lock = self._chat_locks.get(chat_id)
+        if lock is None:
+            lock = self._chat_locks[chat_id] = asyncio.Lock()
+        return lock
+
+    def _limiters(self, chat_id: Any) -> list[RateLimiter]:
+        out = []
         if chat_id is not None:
-            await self.chat_limiter(chat_id).acquire()
+            out.append(self.chat_limiter(chat_id))
             if is_group(chat_id):
-                await self.group_limiter(chat_id).acquire()
-        await self._global.acquire()
+                out.append(self.group_limiter(chat_id))
+        out.append(self._global)
+        return out
+
+    async def _request(self, method: TelegramMethod[T], chat_id: Any) -> T:
+        """One attempt, within the limits (chat → group → global leases, released after)."""
+        held: list[RateLimiter] = []
+        try:
+            for limiter in self._limiters(chat_id):
+                await limiter.acquire()
+                held.append(limiter)
+            return await self.bot(method)
+        finally:
+            for limiter in held:
+                limiter.release()
 
     async def call(self, method: TelegramMethod[T], *, chat_id: Any = None, raise_errors: bool = False) -> T | None:
         """Make ``method`` within the limits; the result, or ``None`` when it failed.
@@ -167,11 +212,16 @@ class Sender:
         """
         if chat_id is None:
             chat_id = getattr(method, "chat_id", None)
+        if chat_id is None:
+            return await self._call(method, None, raise_errors)
+        async with self._chat_lock(chat_id):  # one request in flight per chat: order and spacing kept
+            return await self._call(method, chat_id, raise_errors)
+
+    async def _call(self, method: TelegramMethod[T], chat_id: Any, raise_errors: bool) -> T | None:
         attempt = 0
         while True:
-            await self._acquire(chat_id)
             try:
-                result = await self.bot(method)
+                result = await self._request(method, chat_id)
             except TelegramRetryAfter as e:
                 attempt += 1
                 log.warning("429 for chat %s: retry after %ss (attempt %s)", chat_id, e.retry_after, attempt)

@@ -161,7 +161,7 @@ async def test_blocked_user_is_marked_unreachable(fake_store, bot_runtime, fake_
     api = fake_bot_api
     rt = await bot_runtime(fake_store)
     api.block(BOB)
-    lid, chat, u = await three_seated(rt, api, fake_store)
+    lid, _chat, u = await three_seated(rt, api, fake_store)
     assert not await fake_store.is_reachable(BOB)
     assert await fake_store.is_reachable(CID)
     note = last_edit(api).text

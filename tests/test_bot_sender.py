@@ -1,0 +1,132 @@
+"""The sender keeps Telegram's limits, waits out retry_after, marks blocked users (S5).
+
+Timestamps are the fake Bot API server's arrival times of the real aiogram requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+
+import pytest
+from fake_bot_api import FakeBotAPI
+
+from bot.sender import RateLimiter, Sender
+
+GROUP_A, GROUP_B = -1001, -1002
+TOL = 0.03  # request jitter between the limiter and the server's clock
+
+
+class _Store:
+    def __init__(self) -> None:
+        self.unreachable: set[int] = set()
+
+    async def set_reachable(self, user_id: int, reachable: bool) -> None:
+        (self.unreachable.discard if reachable else self.unreachable.add)(user_id)
+
+
+def max_in_window(times: list[float], window: float) -> int:
+    times = sorted(times)
+    best = 0
+    j = 0
+    for i, t in enumerate(times):
+        while times[j] <= t - window + TOL:
+            j += 1
+        best = max(best, i - j + 1)
+    return best
+
+
+@pytest.fixture
+async def api():
+    async with FakeBotAPI() as server:
+        yield server
+
+
+async def test_default_limits_one_per_second_per_chat(api):
+    bot = api.make_bot()
+    sender = Sender(bot, _Store())  # the production defaults: 30/s, 1/s per chat, 20/min per group
+    try:
+        started = time.monotonic()
+        await asyncio.gather(*(sender.send_message(chat, f"m{i}") for i in range(3) for chat in (GROUP_A, 42)))
+        assert time.monotonic() - started >= 2 - TOL
+        for chat in (GROUP_A, 42):
+            ts = [c.ts for c in api.sent_messages(chat)]
+            assert len(ts) == 3
+            assert all(b - a >= 1 - TOL for a, b in itertools.pairwise(ts)), ts
+            assert [c.text for c in api.sent_messages(chat)] == ["m0", "m1", "m2"]  # order kept
+    finally:
+        await bot.session.close()
+
+
+async def test_burst_is_spaced_per_chat_group_and_overall(api):
+    bot = api.make_bot()
+    # small limits for speed: 10/s per chat, 4 per 1 s per group, 12/s overall
+    sender = Sender(bot, _Store(), rate_global=12, rate_chat=10, group_per_minute=4, group_period=1.0)
+    try:
+        chats = [GROUP_A, GROUP_B, *range(1, 9)]
+        await asyncio.gather(*(sender.send_message(chat, "x") for chat in chats for _ in range(6)))
+        assert len(api.sent_messages()) == 60
+        for chat in chats:
+            ts = [c.ts for c in api.sent_messages(chat)]
+            assert max_in_window(ts, 0.1) <= 1, chat
+            if chat < 0:
+                assert max_in_window(ts, 1.0) <= 4, chat
+        assert max_in_window([c.ts for c in api.sent_messages()], 1.0) <= 12
+    finally:
+        await bot.session.close()
+
+
+async def test_retry_after_is_waited_out_and_retried(api):
+    bot = api.make_bot()
+    sender = Sender(bot, _Store(), rate_chat=50)
+    try:
+        api.fail(GROUP_A, status=429, retry_after=1, times=2)
+        msg = await sender.send_message(GROUP_A, "late but there")
+        assert msg is not None and msg.text == "late but there"
+        calls = api.calls_of("sendMessage", chat_id=GROUP_A, ok=None)
+        assert [c.status for c in calls] == [429, 429, 200]
+        assert calls[1].ts - calls[0].ts >= 1 - TOL and calls[2].ts - calls[1].ts >= 1 - TOL
+    finally:
+        await bot.session.close()
+
+
+async def test_forbidden_marks_unreachable_and_never_raises(api):
+    bot = api.make_bot()
+    store = _Store()
+    sender = Sender(bot, store)
+    try:
+        api.block(77)
+        assert await sender.send_message(77, "hello") is None
+        assert 77 in store.unreachable
+        api.fail(GROUP_A, status=400, description="Bad Request: message to edit not found")
+        assert await sender.edit_message(GROUP_A, 5, "x") is None
+        api.fail(GROUP_A, status=500, times=1)
+        assert await sender.send_message(GROUP_A, "after a 500") is not None
+    finally:
+        await bot.session.close()
+
+
+async def test_rate_limiter_window():
+    now = [0.0]
+    slept: list[float] = []
+
+    async def sleep(s: float) -> None:
+        slept.append(s)
+        now[0] += s
+
+    limiter = RateLimiter(2, 1.0, clock=lambda: now[0], sleep=sleep)
+    for _ in range(5):
+        await limiter.acquire()
+        limiter.release()
+    assert slept == [1.0, 1.0]
+    limiter.pause(3)
+    await limiter.acquire()
+    assert now[0] == pytest.approx(5.0)
+    # a long request keeps counting until a period after it completed
+    await limiter.acquire()
+    now[0] += 10
+    limiter.release()
+    limiter.release()
+    await limiter.acquire()
+    assert now[0] == pytest.approx(16.0)
