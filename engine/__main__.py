@@ -57,23 +57,30 @@ def play_out(game: str, players: list[str], seed: int, max_actions: int = 100_00
     """Play one whole game between computer players; returns ``(final_state, actions)``.
 
     Callouts (``zevok``, ``one_card``, ``how_many``) go first, as a fast player's
-    would; otherwise the seats the game awaits act in seat order.
+    would, and a seat's own declaration (``one_card``) before anyone's ask: a
+    computer declares at once (else an asker early in seat order could catch every
+    debtor, and two givers could pass one card to and fro forever). Otherwise the
+    seats the game awaits act in seat order.
     """
     rng = random.Random(seed)
     state = engine.new_game(game, players, dealer=rng.choice(players), seed=seed)
     n = 0
     while not state.over and n < max_actions:
         chosen: tuple[str, dict[str, Any]] | None = None
+        callout: tuple[str, dict[str, Any]] | None = None
         waiting = engine.awaiting(state)
         for seat in players:
             act = engine.computer_action(state, seat)
             if act is None:
                 continue
-            if act["a"] in CALLOUTS:
-                chosen = (seat, act)
+            if act["a"] == "one_card":
+                callout = (seat, act)
                 break
-            if chosen is None and seat in waiting:
+            if act["a"] in CALLOUTS:
+                callout = callout or (seat, act)
+            elif chosen is None and seat in waiting:
                 chosen = (seat, act)
+        chosen = callout or chosen
         if chosen is None:
             raise RuntimeError(f"no computer action in {game} at action {n}")
         state = engine.apply(state, chosen[0], chosen[1]).state

@@ -60,6 +60,7 @@ SCHEMA = 1
 KS = "Ks"
 TRUMP = "d"
 LAST_EVENTS = 20
+STALL_AFTER = 400  # computer_action varies its leads from this version on
 FIRST_LEADERS = ("9d", "10d", "Jd", "Qd", "Kd", "Ad", "6d", "7d", "8d")  # R11 and its ruling
 
 _PACK = frozenset(PENKI_PACK)
@@ -347,7 +348,7 @@ def _place(s: PenkiState, seat: str, to: str, ev: list[dict[str, Any]]) -> None:
         bool(own) and _first_fit(s, seat, own[-1]) is not None)  # R5
     goes_on = _fits(card, own)
     piles = dict(piles)
-    piles[seat] = own + (card,)
+    piles[seat] = (*own, card)
     s.piles = piles
     s.drawn = None
     _close_window(s, seat)
@@ -777,7 +778,9 @@ def computer_action(state: PenkiState, seat: str) -> dict[str, Any] | None:
     (R18). Then its penalty card (the worst one), then its turn: phase 1 never
     blunders (forced move, else draw, a drawn card to the first fitting opponent,
     else its own pile); phase 2 leads its cheapest card, beats with the cheapest
-    card that beats keeping trumps, and takes when it cannot beat.
+    card that beats keeping trumps, and takes when it cannot beat. From action
+    :data:`STALL_AFTER` on it varies its leads by a hash of the version, so that a
+    cycle of leads and takes (which the rules allow forever) ends.
     """
     s = state
     if s.over or seat not in s.players:
@@ -808,9 +811,13 @@ def computer_action(state: PenkiState, seat: str) -> dict[str, Any] | None:
         return None
     if not s.table:
         lone = len(hand) == 1 and not s.stumps[seat]
-        options = [c for c in hand if c != KS or lone]
-        card = min(options, key=lambda c: (_SUIT[c] == TRUMP, _RANK[c], SUITS.index(_SUIT[c])))
-        return {"a": "play", "card": card}
+        options = sorted((c for c in hand if c != KS or lone),
+                         key=lambda c: (_SUIT[c] == TRUMP, _RANK[c], SUITS.index(_SUIT[c])))
+        if s.version >= STALL_AFTER and len(options) > 1:
+            # A long game: vary the lead (a hash of the version, still deterministic) so that
+            # a cycle of leads and takes that can never make a Бита does not go on forever.
+            return {"a": "play", "card": options[(s.version * 2654435761 >> 16) % len(options)]}
+        return {"a": "play", "card": options[0]}
     top = s.table[-1]
     options = [c for c in hand if beats(c, top)]
     if not options:
