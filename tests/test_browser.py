@@ -14,8 +14,6 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-
-import engine
 from browser_support import (
     CHROMIUM,
     Server,
@@ -26,6 +24,8 @@ from browser_support import (
     view_of,
     wait_version_above,
 )
+
+import engine
 
 pytestmark = [
     pytest.mark.browser,
@@ -337,3 +337,144 @@ async def test_leaderboard_page(server, browser):
     await page.wait_for_selector(".lb-body p, .lb-body table")
     await screenshot(page, "leaderboard-390x844")
     assert page.karty_errors == []
+
+
+# --------------------------------------------------------------------------- Penki phase 2
+
+
+def _plain_action(state, seat):
+    """A turn action from the legal list (never a callout): the first play, else the first."""
+    legal = engine.legal_actions(state, seat)
+    plays = [a for a in legal if a["a"] in ("play", "give", "move", "place")]
+    return plays[0] if plays else (legal[0] if legal else None)
+
+
+async def test_penki_phase2_play_and_penalty_hand_over(server, kstore, browser):
+    """Phase 2 on the page: a click plays or takes; «СКОЛЬКО КАРТ?» against a player
+    who owes a declaration opens the hand-over dialog, and a tap gives the card."""
+    alice, bob, carol = person("Alice"), person("Bob"), person("Carol")
+    table = await kstore.create_table(game="penki", seats=[alice, bob, carol], seed=5)
+    page = await open_table(browser, server, "Alice", table.id)
+    clicked_phase2 = False
+    caught = False
+    for _ in range(600):
+        st = (await kstore.get_table(table.id)).state
+        if st.over:
+            break
+        waiting = engine.awaiting(st)
+        if not waiting:
+            break
+        seat = st.to_move or waiting[0]
+        if st.phase == 2 and seat == alice.seat and not st.penalty and not clicked_phase2:
+            await page.wait_for_function("v => window.__karty.state.version >= v", arg=st.version)
+            await page.wait_for_selector(".penki.phase2 .hand .card")
+            await screenshot(page, "penki-phase2-390x844")
+            before = st.version
+            playable = page.locator(".hand .card.playable")
+            if await playable.count():
+                await playable.first.click()
+            else:
+                await page.get_by_role("button", name="Take").click()
+            await wait_version_above(page, before)
+            clicked_phase2 = True
+            continue
+        action = _plain_action(st, seat)
+        assert action is not None, (seat, st)
+        result = await kstore.apply(table.id, seat, action)
+        nst = result.table.state
+        if (
+            clicked_phase2
+            and seat == bob.seat
+            and action["a"] == "play"
+            and nst.phase == 2
+            and not nst.over
+            and not nst.penalty
+            and len(nst.hands[bob.seat]) == 1
+            and len(nst.hands[alice.seat]) >= 1
+        ):
+            await page.wait_for_function("v => window.__karty.state.version >= v", arg=nst.version)
+            await page.get_by_role("button", name="СКОЛЬКО КАРТ?").click()
+            await page.wait_for_selector("#dialog[open][data-kind=give]", timeout=15000)
+            await screenshot(page, "penki-give-dialog")
+            v = (await view_of(page))["version"]
+            await page.locator("#dialog[open] .give-grid .card").first.click()
+            await wait_version_above(page, v)
+            await page.wait_for_selector("#dialog[data-kind=give]:not([open])", state="attached")
+            caught = True
+            break
+    assert clicked_phase2, "never reached Alice's turn in phase 2"
+    assert caught, "Bob never held one card after a play"
+    log = await kstore.log(table.id)
+    kinds = [e["a"] for entry in log for e in entry["events"]]
+    assert "how_many" in kinds and "give" in kinds
+    assert page.karty_errors == []
+
+
+# --------------------------------------------------------------------------- Telegram
+
+
+async def test_inside_telegram_uses_webapp_and_start_param(server, kstore, browser):
+    """With window.Telegram.WebApp present (as telegram-web-app.js makes it), the page
+    skips the local sign-in, opens the table named by start_param, calls ready() and
+    expand(), applies themeParams and shows the BackButton; requests carry its initData."""
+    import json
+    import urllib.request
+
+    req = urllib.request.Request(
+        server.url + "api/local/login",
+        data=json.dumps({"name": "Alice", "language": "cs"}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(req) as r:
+        init_data = json.loads(r.read())["init_data"]
+    alice = person("Alice")
+    table = await kstore.create_table(game="prsi", seats=[alice, computer(1, "Karel")], seed=3)
+    script = """
+    (([initData, startParam]) => {
+      const calls = [];
+      const handlers = {};
+      window.__tgCalls = calls;
+      window.Telegram = { WebApp: {
+        initData,
+        initDataUnsafe: { user: { id: 1, first_name: "Alice", language_code: "cs" }, start_param: startParam },
+        version: "8.0", platform: "android", colorScheme: "dark",
+        themeParams: { bg_color: "#101418", text_color: "#fafafa", button_color: "#ff8800", button_text_color: "#000000" },
+        safeAreaInset: { top: 24, bottom: 16, left: 0, right: 0 },
+        contentSafeAreaInset: { top: 40, bottom: 0, left: 0, right: 0 },
+        isVersionAtLeast: () => true,
+        ready: () => calls.push("ready"), expand: () => calls.push("expand"),
+        disableVerticalSwipes: () => calls.push("disableVerticalSwipes"),
+        onEvent: (n, f) => { (handlers[n] = handlers[n] || []).push(f); calls.push("on:" + n); },
+        offEvent: () => {},
+        HapticFeedback: { impactOccurred: (s) => calls.push("impact:" + s),
+                          notificationOccurred: (s) => calls.push("notify:" + s),
+                          selectionChanged: () => calls.push("selection") },
+        BackButton: { show: () => calls.push("back:show"), hide: () => calls.push("back:hide"),
+                      onClick: () => calls.push("back:onClick"), offClick: () => {} },
+        __emit: (n) => (handlers[n] || []).forEach((f) => f()),
+      } };
+    })
+    """
+    ctx = await browser.new_context(viewport={"width": 390, "height": 844}, locale="en-US")
+    await ctx.add_init_script(script=f"{script}({json.dumps([init_data, table.id])})")
+    page = await ctx.new_page()
+    requested: list[str] = []
+    page.on("request", lambda r: requested.append(r.url))
+    await page.goto(server.url)
+    await page.wait_for_selector(".prsi .hand .card")
+    calls = await page.evaluate("window.__tgCalls")
+    for expected in ("ready", "expand", "disableVerticalSwipes", "back:show", "on:themeChanged", "on:activated"):
+        assert expected in calls, (expected, calls)
+    assert await page.evaluate("document.documentElement.lang") == "cs"
+    bg = await page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--tg-theme-bg-color')")
+    assert bg.strip() == "#101418"
+    assert await page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--tg-safe-top')") == "24px"
+    # No telegram.org request (the WebApp object is already there), no tg-local.js.
+    assert not [u for u in requested if "telegram.org" in u or "tg-local" in u]
+    # The activated event refetches the table.
+    n = len(requested)
+    await page.evaluate("window.Telegram.WebApp.__emit('activated')")
+    await page.wait_for_function("n => performance.getEntriesByType('resource').length > 0", arg=n)
+    await asyncio.sleep(0.5)
+    assert any(f"/api/tables/{table.id}" in u for u in requested[n:])
+    await ctx.close()

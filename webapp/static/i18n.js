@@ -130,6 +130,7 @@ const T = {
     ev_game_end: "The game is over",
     own_pile: "own pile",
     pts: "{n} pts",
+    discarded: "Бита",
   },
   cs: {
     app: "Karty",
@@ -252,6 +253,7 @@ const T = {
     ev_game_end: "Hra skončila",
     own_pile: "vlastní hromádka",
     pts: "{n} b.",
+    discarded: "Бита",
   },
   ru: {
     app: "Карты",
@@ -374,6 +376,7 @@ const T = {
     ev_game_end: "Игра окончена",
     own_pile: "своя стопка",
     pts: "{n} очк.",
+    discarded: "Бита",
   },
 };
 

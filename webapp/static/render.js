@@ -431,7 +431,7 @@ function renderPrsi(root, handlers) {
   root.replaceChildren(
     h(
       "div",
-      { class: `screen table-screen prsi${myTurn() ? " my-turn" : ""}` },
+      { class: `screen table-screen prsi${myTurn() ? " my-turn" : ""}${v.players.length > 4 ? " many" : ""}` },
       topbar(handlers, t("prsi"), t("round", { n: v.round, of: v.rounds || 5 })),
       prsiOpponents(),
       prsiCenter(handlers),
@@ -654,7 +654,7 @@ function penkiPhase2(handlers) {
     { class: "center felt-center phase2" },
     h("div", { class: "trump", role: "img", "aria-label": `${t("trump")}: ♦` }, suitSvg("d", "french", 26), h("span", {}, t("trump"))),
     penkiTable(),
-    h("div", { class: "center-side" }, h("div", { class: "phase-tag" }, t("phase2")), v.discarded ? h("div", { class: "muted small" }, `${t("bita").split("!")[0]}: ${v.discarded}`) : null),
+    v.discarded ? h("div", { class: "center-side" }, h("div", { class: "phase-tag" }, `${t("discarded")}: ${v.discarded}`)) : null,
   );
   const takeBtn = legalOf("take").length
     ? h("button", { type: "button", class: "btn action take", onclick: () => handlers.onAction({ a: "take" }) }, t("take"))
@@ -726,7 +726,7 @@ function renderPenki(root, handlers) {
   root.replaceChildren(
     h(
       "div",
-      { class: `screen table-screen penki phase${v.phase}${myTurn() ? " my-turn" : ""}` },
+      { class: `screen table-screen penki phase${v.phase}${myTurn() ? " my-turn" : ""}${v.players.length > 4 ? " many" : ""}` },
       topbar(handlers, t("penki"), v.phase === 1 ? t("phase1") : t("phase2")),
       ...parts,
       calloutBar(handlers),
