@@ -770,6 +770,11 @@ def _worst(hand: tuple[str, ...]) -> str:
     return min(hand, key=lambda c: (_SUIT[c] == TRUMP, _RANK[c], SUITS.index(_SUIT[c])))
 
 
+def _stall_pick(version: int, n: int) -> int:
+    """A deterministic, well-spread choice of 0..n-1 from the state's version."""
+    return random.Random(version).randrange(n)
+
+
 def computer_action(state: PenkiState, seat: str) -> dict[str, Any] | None:
     """The computer player's action for ``seat`` now (any seat, any moment), or ``None``.
 
@@ -779,8 +784,9 @@ def computer_action(state: PenkiState, seat: str) -> dict[str, Any] | None:
     blunders (forced move, else draw, a drawn card to the first fitting opponent,
     else its own pile); phase 2 leads its cheapest card, beats with the cheapest
     card that beats keeping trumps, and takes when it cannot beat. From action
-    :data:`STALL_AFTER` on it varies its leads by a hash of the version, so that a
-    cycle of leads and takes (which the rules allow forever) ends.
+    :data:`STALL_AFTER` on it varies its leads, beats and takes by a hash of the
+    version, so that a cycle of leads, beats and takes that can never make a Бита
+    (the rules allow one forever) ends.
     """
     s = state
     if s.over or seat not in s.players:
@@ -816,14 +822,16 @@ def computer_action(state: PenkiState, seat: str) -> dict[str, Any] | None:
         if s.version >= STALL_AFTER and len(options) > 1:
             # A long game: vary the lead (a hash of the version, still deterministic) so that
             # a cycle of leads and takes that can never make a Бита does not go on forever.
-            return {"a": "play", "card": options[(s.version * 2654435761 >> 16) % len(options)]}
+            return {"a": "play", "card": options[_stall_pick(s.version, len(options))]}
         return {"a": "play", "card": options[0]}
     top = s.table[-1]
-    options = [c for c in hand if beats(c, top)]
+    options = sorted((c for c in hand if beats(c, top)), key=lambda c: (_SUIT[c] == TRUMP, _RANK[c]))
     if not options:
         return {"a": "take"}
-    card = min(options, key=lambda c: (_SUIT[c] == TRUMP, _RANK[c]))
-    return {"a": "play", "card": card}
+    if s.version >= STALL_AFTER:
+        k = _stall_pick(s.version, len(options) + 1)
+        return {"a": "play", "card": options[k]} if k < len(options) else {"a": "take"}
+    return {"a": "play", "card": options[0]}
 
 
 # ---------------------------------------------------------------- persistence
