@@ -261,8 +261,8 @@ async def test_startapp_direct_link_when_short_name_set(fake_store, bot_runtime,
     no_web_app_in_groups(api)
 
 
-@pytest.mark.parametrize("lang,expected", [("cs", "Hráči"), ("ru", "Игроки")])
-async def test_lobby_in_the_creators_language(fake_store, bot_runtime, fake_bot_api, lang, expected):
+@pytest.mark.parametrize("lang,expected,full", [("cs", "Hráči", "Stůl je plný."), ("ru", "Игроки", "Стол заполнен.")])
+async def test_lobby_in_the_creators_language(fake_store, bot_runtime, fake_bot_api, lang, expected, full):
     api = fake_bot_api
     rt = await bot_runtime(fake_store)
     u = users(lang)
@@ -274,8 +274,10 @@ async def test_lobby_in_the_creators_language(fake_store, bot_runtime, fake_bot_
     lid = (await fake_store.chat_lobbies(GROUP))[0].id
     await press(rt, u[DAN], lid, "join", chat=tg_chat(GROUP))
     await press(rt, u[CID], lid, "join", chat=tg_chat(GROUP))
-    await press(rt, u[ANN], lid, "join", chat=tg_chat(GROUP))  # full
-    assert alerts(api)[-1] != "The table is full."
+    await press(rt, u[ANN], lid, "join", chat=tg_chat(GROUP))  # full: the alert in Ann's language
+    assert alerts(api)[-1] == full
+    await rt.lobbies.drain()
+    assert expected in last_edit(api).text
 
 
 async def test_lang_command_overrides_telegram_language(fake_store, bot_runtime, fake_bot_api):
@@ -288,3 +290,22 @@ async def test_lang_command_overrides_telegram_language(fake_store, bot_runtime,
     assert (await fake_store.get_user(ANN)).language == "ru"
     await rt.feed(message_update("/help", user=ann))
     assert "Команды" in api.sent_messages(ANN)[-1].text
+
+
+async def test_ten_presses_in_two_seconds_make_one_edit(fake_store, bot_runtime, fake_bot_api):
+    api = fake_bot_api
+    rt = await bot_runtime(fake_store, lobby_edit_delay=1.0)
+    creator = tg_user(3000, "Eve")
+    chat = tg_chat(GROUP)
+    await rt.feed(message_update("/new penki", user=creator, chat=chat))
+    lid = (await fake_store.chat_lobbies(GROUP))[0].id
+    for _ in range(3):
+        await press(rt, creator, lid, "n", chat=chat)  # 3 → 6 players
+    for i in range(10):
+        await press(rt, tg_user(3001 + i, f"P{i}"), lid, "join", chat=chat)
+        await asyncio.sleep(0.2)
+    await rt.lobbies.drain()
+    edits = api.calls_of("editMessageText", chat_id=GROUP)
+    assert len(edits) == 1
+    assert all(f"P{i}" in edits[0].text for i in range(5)) and "6/6" in edits[0].text
+    assert alerts(api) == ["The table is full."] * 5

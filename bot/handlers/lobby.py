@@ -73,9 +73,9 @@ def make_router() -> Router:
     async def create(chat_id: int, thread_id: int | None, game: str, user: Any, store: Any,
                      lobbies: LobbyMessages, prober: Prober) -> None:
         lobby = await store.create_lobby(chat_id=chat_id, thread_id=thread_id, game=game, creator=user)
-        if chat_id != user.id:
-            await prober.probe(user.id)
         await lobbies.post(lobby)
+        if chat_id != user.id and not await prober.probe(user.id):
+            lobbies.touch(lobby.id)  # show the note asking them to press Start
 
     @router.message(Command("new"))
     async def cmd_new(message: Message, command: CommandObject, store: Any, lobbies: LobbyMessages,
