@@ -158,11 +158,15 @@ class PenkiState:
 _FIELDS = tuple(f for f in PenkiState.__dataclass_fields__)
 
 
-def _clone(s: PenkiState) -> PenkiState:
-    n = object.__new__(PenkiState)
-    for name in _FIELDS:
-        object.__setattr__(n, name, getattr(s, name))
-    return n
+def _make_clone() -> Any:
+    """A straight-line shallow copy of a :class:`PenkiState` (the hot path of :func:`apply`)."""
+    body = "".join(f"\n    n.{f} = s.{f}" for f in _FIELDS)
+    namespace: dict[str, Any] = {"_new": object.__new__, "PenkiState": PenkiState}
+    exec(f"def _clone(s):\n    n = _new(PenkiState){body}\n    return n\n", namespace)
+    return namespace["_clone"]
+
+
+_clone = _make_clone()
 
 
 # ---------------------------------------------------------------- set-up (R1, R2)
