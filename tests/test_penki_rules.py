@@ -98,7 +98,7 @@ def test_r1_two_to_six_players_and_a_full_pack():
         with pytest.raises(ValueError):
             engine.new_game("penki", [f"p{i}" for i in range(n)], seed=1)
     with pytest.raises(ValueError):
-        engine.new_game("penki", ["a", "b"], decks=[list(PENKI_PACK[:-1]) + ["6h"]])
+        engine.new_game("penki", ["a", "b"], decks=[[*PENKI_PACK[:-1], "6h"]])
     with pytest.raises(ValueError):
         engine.new_game("penki", ["a", "b"], dealer="z", seed=1)
 
