@@ -54,15 +54,27 @@ class Notifier:
         self.handled = 0
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Loop until ``stop`` is set: read a batch, handle it, acknowledge each entry."""
+        """Loop until ``stop`` is set: read a batch, handle it, acknowledge each entry.
+
+        A failing read (Redis down) is retried with a growing pause (1 s … 30 s); only
+        the first failure in a row is logged with its traceback.
+        """
+        failures = 0
         while not stop.is_set():
             try:
                 await self.poll(block_ms=1000)
+                failures = 0
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception("outbox read failed; retrying in 1 s")
-                await asyncio.sleep(1.0)
+            except Exception as exc:
+                failures += 1
+                pause = min(30.0, 0.5 * 2**failures)
+                if failures == 1:
+                    log.exception("outbox read failed; retrying in %.0f s", pause)
+                else:
+                    log.warning("outbox read failed again (%s: %s); retrying in %.0f s",
+                                type(exc).__name__, exc, pause)
+                await asyncio.sleep(pause)
 
     async def poll(self, block_ms: int = 0, count: int = 50) -> int:
         """One batch (tests call it directly); returns how many entries were handled."""
