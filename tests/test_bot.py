@@ -309,3 +309,21 @@ async def test_ten_presses_in_two_seconds_make_one_edit(fake_store, bot_runtime,
     assert len(edits) == 1
     assert all(f"P{i}" in edits[0].text for i in range(5)) and "6/6" in edits[0].text
     assert alerts(api) == ["The table is full."] * 5
+
+
+def _member_update(user: dict, old: str, new: str) -> dict:
+    bot = {"id": 123456, "is_bot": True, "first_name": "Karty", "username": "karty_test_bot"}
+    return {"update_id": 900_000 + hash((user["id"], new)) % 1000, "my_chat_member": {
+        "chat": tg_chat(user["id"]), "from": user, "date": 1_700_000_000,
+        "old_chat_member": {"user": bot, "status": old, **({"until_date": 0} if old == "kicked" else {})},
+        "new_chat_member": {"user": bot, "status": new, **({"until_date": 0} if new == "kicked" else {})}}}
+
+
+async def test_block_and_unblock_updates_set_reachability(fake_store, bot_runtime, fake_bot_api):
+    rt = await bot_runtime(fake_store)
+    bob = users()[BOB]
+    await rt.feed(_member_update(bob, "member", "kicked"))
+    assert not await fake_store.is_reachable(BOB)
+    await rt.feed(_member_update(bob, "kicked", "member"))
+    assert await fake_store.is_reachable(BOB)
+    assert fake_bot_api.sent_messages() == []

@@ -1,7 +1,8 @@
 """``/start`` (welcome, or a deep link ``/start <table|lobby>``), ``/help``, ``/rules``.
 
 ``/start`` in the private chat also marks the user reachable again (S5) and
-refreshes lobby messages that carried a note about them.
+refreshes lobby messages that carried a note about them; so does Telegram's
+``my_chat_member`` update when they unblock the bot (blocking marks them unreachable).
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ import logging
 from typing import Any
 
 from aiogram import F, Router
-from aiogram.filters import Command, CommandObject, CommandStart
-from aiogram.types import Message
+from aiogram.filters import KICKED, MEMBER, ChatMemberUpdatedFilter, Command, CommandObject, CommandStart
+from aiogram.types import ChatMemberUpdated, Message
 from aiogram.utils.deep_linking import decode_payload
 
 from bot import keyboards, texts
@@ -54,6 +55,16 @@ def make_router() -> Router:
     @router.message(CommandStart())
     async def cmd_start_group(message: Message, sender: Sender) -> None:
         await sender.send_message(message.chat.id, texts.help_text(), thread_id=thread_of(message))
+
+    @router.my_chat_member(F.chat.type == "private", ChatMemberUpdatedFilter(member_status_changed=KICKED))
+    async def on_blocked(event: ChatMemberUpdated, store: Any) -> None:
+        """The user blocked the bot: no more private messages until they unblock it (S5)."""
+        await store.set_reachable(event.from_user.id, False)
+
+    @router.my_chat_member(F.chat.type == "private", ChatMemberUpdatedFilter(member_status_changed=MEMBER))
+    async def on_unblocked(event: ChatMemberUpdated, store: Any, lobbies: LobbyMessages) -> None:
+        await store.set_reachable(event.from_user.id, True)
+        lobbies.user_reachable(event.from_user.id)
 
     @router.message(Command("help"))
     async def cmd_help(message: Message, sender: Sender) -> None:
