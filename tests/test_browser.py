@@ -478,3 +478,56 @@ async def test_inside_telegram_uses_webapp_and_start_param(server, kstore, brows
     await asyncio.sleep(0.5)
     assert any(f"/api/tables/{table.id}" in u for u in requested[n:])
     await ctx.close()
+
+
+# --------------------------------------------------------------------------- more screens
+
+
+async def _play_out(kstore, table_id: str, until=lambda st: st.over, limit: int = 3000):
+    """Drive every seat through the store with the computer player's choices."""
+    for _ in range(limit):
+        st = (await kstore.get_table(table_id)).state
+        if until(st):
+            return st
+        waiting = engine.awaiting(st)
+        seat = st.to_move or (waiting[0] if waiting else None)
+        if seat is None:
+            return st
+        action = engine.computer_action(st, seat) or _plain_action(st, seat)
+        await kstore.apply(table_id, seat, action)
+    raise AssertionError("the game did not finish")
+
+
+async def test_prsi_match_table_and_czech_texts(server, kstore, browser):
+    """A finished five-round match: the final table lists every round, the totals,
+    places and balances (P13, P14); texts in Czech from the browser's language."""
+    seats = [person("Alice"), person("Bob"), person("Carol")]
+    table = await kstore.create_table(game="prsi", seats=seats, seed=99)
+    final = await _play_out(kstore, table.id)
+    page = await open_table(browser, server, "Alice", table.id, locale="cs-CZ")
+    await page.wait_for_selector("#dialog[open][data-kind=final] table.scores")
+    text = await page.locator("#dialog").inner_text()
+    assert "Konec zápasu" in text and "Bilance" in text
+    rows = page.locator("#dialog table.scores tbody tr")
+    assert await rows.count() == 5 + 3  # rounds, total, place, balance
+    balances = final.balances
+    assert sum(balances.values()) == 0
+    shown = await page.locator("#dialog tr.balance td").all_inner_texts()
+    expected = [f"+{b}" if b > 0 else str(b) for b in (balances[s.seat] for s in seats)]
+    assert shown == expected
+    await screenshot(page, "prsi-match-table-cs")
+
+
+async def test_prsi_five_players_russian(server, kstore, browser):
+    seats = [person("Alice")] + [computer(i, n) for i, n in enumerate(["Ваня", "Маша", "Петя", "Оля"], 1)]
+    table = await kstore.create_table(game="prsi", seats=seats, seed=4)
+    page = await open_table(browser, server, "Alice", table.id, locale="ru-RU")
+    await page.wait_for_selector(".prsi .hand .card")
+    assert await page.locator(".opp").count() == 4
+    assert await page.evaluate("document.documentElement.lang") == "ru"
+    # Every opponent tile fits on the phone's width.
+    boxes = await page.evaluate(
+        "[...document.querySelectorAll('.opp')].map(e => e.getBoundingClientRect()).map(r => [r.left, r.right])"
+    )
+    assert len(boxes) == 4 and all(left >= 0 and right <= 390 for left, right in boxes), boxes
+    await screenshot(page, "prsi-5-players-ru")

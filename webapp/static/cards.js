@@ -124,13 +124,17 @@ const GERMAN_INK = { h: "#c8202a", d: "#a86a00", c: "#6b4a1d", s: "#1f7a2e" };
 
 function corner(parent, label, suit, faces, color) {
   const g = el("g", {}, parent);
-  const text = el("text", { x: 12, y: 23, "text-anchor": "middle", "font-size": label.length > 1 ? 19 : 22, "font-weight": 700, fill: color, "font-family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif" }, g);
+  const wide = label.length > 1;
+  const text = el("text", { x: 13, y: 23, "text-anchor": "middle", "font-size": wide ? 18 : 22, "font-weight": 700, fill: color, "font-family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif" }, g);
   text.textContent = label;
-  if (label.length > 1) text.setAttribute("textLength", "20");
-  suitUse(g, faces, suit, 12, 36, 15);
+  if (wide) {
+    text.setAttribute("textLength", "21");
+    text.setAttribute("lengthAdjust", "spacingAndGlyphs");
+  }
+  suitUse(g, faces, suit, 13, 36, 15);
   const g2 = el("g", { transform: `rotate(180 ${W / 2} ${H / 2})` }, parent);
   g2.appendChild(text.cloneNode(true));
-  suitUse(g2, faces, suit, 12, 36, 15);
+  suitUse(g2, faces, suit, 13, 36, 15);
 }
 
 // A simple court figure: a crowned king, an Ober (svršek) with a plumed hat and

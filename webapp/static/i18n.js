@@ -401,7 +401,8 @@ const GERMAN = {
     order: "rank-of-suit",
   },
   ru: {
-    suits: { h: "червы", d: "бубенцы", c: "жёлуди", s: "листья" },
+    suits: { h: "червей", d: "бубенцов", c: "желудей", s: "листьев" },
+    suitNames: { h: "червы", d: "бубенцы", c: "жёлуди", s: "листья" },
     ranks: { 7: "семёрка", 8: "восьмёрка", 9: "девятка", 10: "десятка", J: "унтер", Q: "обер", K: "король", A: "туз" },
     index: { J: "В", Q: "Д", K: "К", A: "Т" },
     order: "rank-suit",
@@ -422,6 +423,7 @@ const FRENCH = {
   },
   ru: {
     suits: { h: "червей", d: "бубен", c: "треф", s: "пик" },
+    suitNames: { h: "черви", d: "бубны", c: "трефы", s: "пики" },
     ranks: { 6: "шестёрка", 7: "семёрка", 8: "восьмёрка", 9: "девятка", 10: "десятка", J: "валет", Q: "дама", K: "король", A: "туз" },
     index: { J: "В", Q: "Д", K: "К", A: "Т" },
     order: "rank-suit",
@@ -494,5 +496,6 @@ export function cardShort(card, faces) {
 }
 
 export function suitName(suit, faces) {
-  return names(faces).suits[suit] || suit;
+  const n = names(faces);
+  return (n.suitNames || n.suits)[suit] || suit;
 }
