@@ -14,6 +14,7 @@ closer than the limits at Telegram's end. The request is made with the real aiog
   started it) — ``store.set_reachable(user_id, False)``; the call returns ``None``;
 * ``TelegramBadRequest`` "message is not modified" — ignored; other bad requests are
   logged and return ``None``;
+* ``TelegramMigrateToChat`` — the request is repeated to the supergroup's new id;
 * network / server errors — retried a few times with a short backoff, then ``None``.
 
 No exception escapes :meth:`Sender.call` unless ``raise_errors=True`` (then the
@@ -33,6 +34,7 @@ from aiogram import Bot
 from aiogram.exceptions import (
     TelegramBadRequest,
     TelegramForbiddenError,
+    TelegramMigrateToChat,
     TelegramNetworkError,
     TelegramRetryAfter,
     TelegramServerError,
@@ -232,6 +234,16 @@ class Sender:
                     self.chat_limiter(chat_id).pause(e.retry_after)
                 else:
                     self._global.pause(e.retry_after)
+                continue
+            except TelegramMigrateToChat as e:
+                # a group became a supergroup: the same request to its new id, once
+                log.warning("chat %s migrated to %s", chat_id, e.migrate_to_chat_id)
+                if getattr(method, "chat_id", None) != chat_id or attempt > self.retries:
+                    self.failed += 1
+                    return None
+                attempt += 1
+                method = method.model_copy(update={"chat_id": e.migrate_to_chat_id})
+                chat_id = e.migrate_to_chat_id
                 continue
             except TelegramForbiddenError:
                 self.failed += 1

@@ -92,6 +92,7 @@ class _Failure:
     retry_after: int | None
     times: int | None  # None = forever
     methods: set[str] | None = None
+    parameters: dict[str, Any] | None = None
 
 
 @dataclass
@@ -162,11 +163,13 @@ class FakeBotAPI:
         times: int | None = 1,
         description: str | None = None,
         methods: set[str] | None = None,
+        parameters: dict[str, Any] | None = None,
     ) -> None:
         """The next ``times`` calls (``None``: all) to ``chat_id`` (``"*"``: any chat) fail.
 
         429 with ``retry_after`` becomes aiogram's ``TelegramRetryAfter``; 403 →
-        ``TelegramForbiddenError``; 400 → ``TelegramBadRequest``. ``methods`` limits it
+        ``TelegramForbiddenError``; 400 → ``TelegramBadRequest`` (with ``parameters=
+        {"migrate_to_chat_id": id}``: ``TelegramMigrateToChat``). ``methods`` limits it
         to those API methods.
         """
         if description is None:
@@ -177,7 +180,9 @@ class FakeBotAPI:
             }.get(status, "Internal Server Error")
         if status == 429 and retry_after is None:
             retry_after = 1
-        self._failures.setdefault(chat_id, []).append(_Failure(status, description, retry_after, times, methods))
+        self._failures.setdefault(chat_id, []).append(
+            _Failure(status, description, retry_after, times, methods, parameters)
+        )
 
     def queue_update(self, update: dict[str, Any]) -> None:
         """Hand ``update`` to the next ``getUpdates`` (long-polling tests)."""
@@ -281,8 +286,11 @@ class FakeBotAPI:
         if failure is not None:
             call.status = failure.status
             body: dict[str, Any] = {"ok": False, "error_code": failure.status, "description": failure.description}
+            params = dict(failure.parameters or {})
             if failure.retry_after is not None:
-                body["parameters"] = {"retry_after": failure.retry_after}
+                params["retry_after"] = failure.retry_after
+            if params:
+                body["parameters"] = params
             return web.json_response(body, status=failure.status)
         result = await self._result(method, params)
         return web.json_response({"ok": True, "result": result})

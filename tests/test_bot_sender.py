@@ -103,6 +103,10 @@ async def test_forbidden_marks_unreachable_and_never_raises(api):
         assert await sender.edit_message(GROUP_A, 5, "x") is None
         api.fail(GROUP_A, status=500, times=1)
         assert await sender.send_message(GROUP_A, "after a 500") is not None
+        api.fail(GROUP_B, status=400, description="Bad Request: group chat was upgraded to a supergroup chat",
+                 parameters={"migrate_to_chat_id": -100777})
+        moved = await sender.send_message(GROUP_B, "moved")
+        assert moved is not None and moved.chat.id == -100777
     finally:
         await bot.session.close()
 
