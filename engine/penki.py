@@ -629,6 +629,11 @@ def _parse(s: PenkiState, seat: str, action: Any) -> tuple[str, Any]:
     return kind, None
 
 
+def _copy_event(e: dict[str, Any]) -> dict[str, Any]:
+    """A copy of an event that shares no list or dict with the state's ``last``."""
+    return {k: (v.copy() if isinstance(v, list | dict) else v) for k, v in e.items()}
+
+
 def apply(state: PenkiState, seat: str, action: Mapping[str, Any]) -> engine.Outcome:
     """Apply ``action`` (replay notation, FORMAT.md) by ``seat``; returns ``Outcome(state, events)``.
 
@@ -651,7 +656,7 @@ def apply(state: PenkiState, seat: str, action: Mapping[str, Any]) -> engine.Out
     _HANDLERS[kind](s, seat, arg, events)
     last = s.last + tuple(events)
     s.last = last[-LAST_EVENTS:] if len(last) > LAST_EVENTS else last
-    return engine.Outcome(s, [dict(e) for e in events])
+    return engine.Outcome(s, [_copy_event(e) for e in events])
 
 
 def legal_actions(state: PenkiState, seat: str) -> list[dict[str, Any]]:
@@ -735,7 +740,7 @@ def view(state: PenkiState, seat: str | None) -> dict[str, Any]:
         "to_move": s.to_move, "dealer": s.dealer, "over": s.over, "places": dict(s.places),
         "balances": dict(s.balances) if s.balances is not None else None,
         "legal": legal_actions(s, me) if me is not None else [],
-        "last": [dict(e) for e in s.last],
+        "last": [_copy_event(e) for e in s.last],
         "phase": s.phase, "stock": len(s.stock), "drawn": s.drawn, "table": list(s.table),
         "discarded": s.discarded, "penalty": s.penalty, "penalty_queue": list(s.penalty_queue),
     }
@@ -854,7 +859,7 @@ def dump(state: PenkiState) -> dict[str, Any]:
         "declared": list(s.declared), "penalty_to": s.penalty_to, "penalty_from": list(s.penalty_from),
         "penalty_queue": list(s.penalty_queue), "places": dict(s.places),
         "balances": dict(s.balances) if s.balances is not None else None,
-        "last": [dict(e) for e in s.last],
+        "last": [_copy_event(e) for e in s.last],
     }
 
 
@@ -876,5 +881,5 @@ def load(data: Mapping[str, Any]) -> PenkiState:
         penalty_to=data["penalty_to"], penalty_from=tuple(data["penalty_from"]),
         penalty_queue=tuple(data["penalty_queue"]), places=dict(data["places"]),
         balances=dict(data["balances"]) if data["balances"] is not None else None,
-        last=tuple(dict(e) for e in data["last"]),
+        last=tuple(_copy_event(e) for e in data["last"]),
     )
