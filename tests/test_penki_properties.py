@@ -207,7 +207,9 @@ def test_racing_zevok_calls_give_exactly_one_penalty(seed, n, driver):
         s2, r2 = attempt(s1, second, {"a": "zevok"})
         assert (r1, r2) == ("ok", "illegal") and s2 is s1
         results.append(engine.observer(s2))
-        gained = len(s1.piles[s.zevok]) - len(s.piles[s.zevok])
+        z = s.zevok  # the call may end phase 1 (R8): count pile or hand, less stumps taken
+        held = len(s1.piles[z]) + len(s1.hands[z]) - (len(s.stumps[z]) - len(s1.stumps[z]))
+        gained = held - len(s.piles[z])
         assert gained == sum(1 for p in s.players if p != s.zevok and s.piles[p])
     assert results[0] == results[1]
 
