@@ -118,6 +118,7 @@ async def test_prsi_round_played_by_clicks(server, kstore, browser):
     assert label and " " in label
 
     seen_round_dialog = False
+    shot_my_turn = False
     for _ in range(200):
         view = await wait_my_turn_or_done(
             page, alice.seat, "v.round > 1 || v.over || document.querySelector('#dialog[open][data-kind=round]')"
@@ -131,8 +132,12 @@ async def test_prsi_round_played_by_clicks(server, kstore, browser):
         before = view["version"]
         playable = page.locator(".hand .card.playable")
         if await playable.count():
+            if not shot_my_turn:
+                await screenshot(page, "prsi-my-turn")
+                shot_my_turn = True
             await playable.first.click()
             if await page.locator("#dialog[open][data-kind=suit]").count():
+                await screenshot(page, "prsi-suit-chooser")
                 await page.locator(".suit-choice").first.click()
         elif await page.locator(".btn.action").count():
             await page.locator(".btn.action").first.click()

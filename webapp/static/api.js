@@ -68,8 +68,14 @@ export class Api {
     return this.get("/api/me");
   }
 
-  newLocalTable(game, players) {
-    return this.post("/api/local/tables", { game, players });
+  newLocalTable(game, players, turnSeconds = null) {
+    const body = { game, players };
+    if (turnSeconds) body.turn_seconds = turnSeconds;
+    return this.post("/api/local/tables", body);
+  }
+
+  myTables() {
+    return this.get("/api/tables");
   }
 
   table(id) {

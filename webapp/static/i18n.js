@@ -130,6 +130,9 @@ const T = {
     ev_game_end: "The game is over",
     own_pile: "own pile",
     pts: "{n} pts",
+    turn_timer: "Turn timer",
+    timer_off: "off",
+    my_tables: "My tables",
     discarded: "Бита",
   },
   cs: {
@@ -253,6 +256,9 @@ const T = {
     ev_game_end: "Hra skončila",
     own_pile: "vlastní hromádka",
     pts: "{n} b.",
+    turn_timer: "Časovač tahu",
+    timer_off: "vypnuto",
+    my_tables: "Moje stoly",
     discarded: "Бита",
   },
   ru: {
@@ -376,6 +382,9 @@ const T = {
     ev_game_end: "Игра окончена",
     own_pile: "своя стопка",
     pts: "{n} очк.",
+    turn_timer: "Таймер хода",
+    timer_off: "выкл.",
+    my_tables: "Мои столы",
     discarded: "Бита",
   },
 };

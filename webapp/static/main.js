@@ -158,6 +158,7 @@ function showHome() {
   if (tg.local) {
     renderLobby(root, {
       user: state.user,
+      tables: api.myTables().then((d) => d?.tables || []).catch(() => []),
       onNew: newTable,
       onLeaderboard: () => showLeaderboard(),
       onSignOut: () => {
@@ -174,9 +175,9 @@ function showHome() {
   }
 }
 
-async function newTable(game, players) {
+async function newTable(game, players, turnSeconds = null) {
   try {
-    const { table } = await api.newLocalTable(game, players);
+    const { table } = await api.newLocalTable(game, players, turnSeconds);
     const id = typeof table === "string" ? table : table?.id;
     location.assign(`?table=${encodeURIComponent(id)}`);
   } catch (e) {

@@ -219,7 +219,7 @@ function ticker(game) {
   if (!items.length) list.appendChild(h("li", { class: "muted" }, t("ticker_empty")));
   items.forEach((item, i) => {
     const li = h("li", { class: i === 0 ? "newest" : "" }, eventText(item.event, game));
-    if (item.by === "timer") li.appendChild(h("span", { class: "by-timer", title: t("by_timer") }, ` ⏱ ${t("by_timer")}`));
+    if (item.by === "timer") li.appendChild(h("span", { class: "by-timer", title: t("by_timer") }, ` · ${t("by_timer")}`));
     list.appendChild(li);
   });
   return list;

@@ -58,7 +58,7 @@ export function renderSignin(root, onSubmit) {
   input.focus();
 }
 
-export function renderLobby(root, { user, onNew, onLeaderboard, onSignOut }) {
+export function renderLobby(root, { user, onNew, onLeaderboard, onSignOut, tables = null }) {
   const counts = { prsi: [2, 3, 4, 5], penki: [2, 3, 4, 5, 6] };
   const section = (game, label) => {
     const select = h(
@@ -71,9 +71,31 @@ export function renderLobby(root, { user, onNew, onLeaderboard, onSignOut }) {
       { class: "lobby-game" },
       h("label", { for: `players-${game}` }, t("players")),
       select,
-      h("button", { type: "button", class: "btn primary", id: `new-${game}`, onclick: () => onNew(game, Number(select.value)) }, label),
+      h(
+        "button",
+        { type: "button", class: "btn primary", id: `new-${game}`, onclick: () => onNew(game, Number(select.value), timer.value ? Number(timer.value) : null) },
+        label,
+      ),
     );
   };
+  const timer = h(
+    "select",
+    { id: "turn-timer", "aria-label": t("turn_timer") },
+    [["", t("timer_off")], ["30", "30 s"], ["60", "60 s"], ["120", "120 s"]].map(([v, label]) => h("option", { value: v }, label)),
+  );
+  const myTables = h("div", { class: "my-tables" });
+  if (tables) {
+    tables.then((list) => {
+      const live = (list || []).filter((x) => x && x.id && !x.over).slice(0, 5);
+      if (!live.length) return;
+      myTables.replaceChildren(
+        h("h2", {}, t("my_tables")),
+        ...live.map((x) =>
+          h("a", { class: "btn wide table-link", href: `?table=${encodeURIComponent(x.id)}` }, `${t(x.game)} · ${(x.seats || []).map((s) => s.name).join(", ")}`),
+        ),
+      );
+    });
+  }
   root.replaceChildren(
     h(
       "div",
@@ -83,6 +105,8 @@ export function renderLobby(root, { user, onNew, onLeaderboard, onSignOut }) {
       user ? h("p", { class: "muted" }, user.name) : null,
       section("prsi", t("new_prsi")),
       section("penki", t("new_penki")),
+      h("div", { class: "lobby-game timer-row" }, h("label", { for: "turn-timer" }, t("turn_timer")), timer),
+      myTables,
       h(
         "div",
         { class: "stack row" },
