@@ -469,18 +469,20 @@ def _round_end(s: PenkiState, base: str, base_leads: bool, ev: list[dict[str, An
 
 
 def _owe_check(s: PenkiState, seat: str) -> None:
-    """R17: after the actor's play, give or take, one card in hand means a declaration is owed;
-    debts and declarations lapse when a hand stops being exactly one card or the game ends."""
+    """R17: after the actor's play, give or take (and the round-end steps it triggered),
+    exactly one card in hand means a declaration is owed."""
+    if not s.over and len(s.hands[seat]) == 1 and seat not in s.owes and seat not in s.places:
+        s.owes = _seat_order(s, (*s.owes, seat))
+
+
+def _lapse(s: PenkiState) -> None:
+    """R17: debts and declarations lapse when a hand stops being exactly one card or the game ends."""
     if s.over:
         s.owes = s.declared = ()
         return
     hands = s.hands
-    owes = s.owes
-    if len(hands[seat]) == 1 and seat not in owes and seat not in s.places:
-        owes = _seat_order(s, (*owes, seat))
-    if owes:
-        owes = tuple(p for p in owes if len(hands[p]) == 1)
-    s.owes = owes
+    if s.owes:
+        s.owes = tuple(p for p in s.owes if len(hands[p]) == 1)
     if s.declared:
         s.declared = tuple(p for p in s.declared if len(hands[p]) == 1)
 
@@ -654,6 +656,8 @@ def apply(state: PenkiState, seat: str, action: Mapping[str, Any]) -> engine.Out
     s.version += 1
     events: list[dict[str, Any]] = []
     _HANDLERS[kind](s, seat, arg, events)
+    if s.phase == 2:
+        _lapse(s)
     last = s.last + tuple(events)
     s.last = last[-LAST_EVENTS:] if len(last) > LAST_EVENTS else last
     return engine.Outcome(s, [_copy_event(e) for e in events])
