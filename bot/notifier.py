@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import defaultdict
 from types import SimpleNamespace
 from typing import Any
@@ -132,7 +133,9 @@ class Notifier:
             return
         locale = await self._language(user_id)
         with locale_scope(self.i18n, locale):
-            text = texts.turn_text(SimpleNamespace(game=entry.get("game", "")))
+            deadline = entry.get("deadline")
+            left = int(deadline - time.time()) if isinstance(deadline, int | float) else None
+            text = texts.turn_text(SimpleNamespace(game=entry.get("game", "")), left)
             markup = await keyboards.open_keyboard(self.bot, self.settings, table_id, chat_id=user_id)
         await self.sender.send_message(user_id, text, reply_markup=markup)
 

@@ -86,6 +86,8 @@ def lobby_text(lobby: Any, *, unreachable: Iterable[Any] = (), bot_username: str
         else:
             lines.append(f"{i + 1}. —")
     lines.append("")
+    if any(getattr(s, "computer", False) for s in lobby.seats):
+        lines.append(_("🤖 With computer players the match is not rated."))
     if len(lobby.seats) < total:
         lines.append(_("Press Join to take a seat. The 👑 player starts the game."))
     else:
@@ -141,8 +143,12 @@ def start_text(table: Any) -> str:
     )
 
 
-def turn_text(table: Any) -> str:
-    return _("⏰ Your turn in <b>{game}</b>.").format(game=game_name(table.game))
+def turn_text(table: Any, seconds_left: int | None = None) -> str:
+    """The private "your turn" message; ``seconds_left`` of the turn timer if it runs."""
+    text = _("⏰ Your turn in <b>{game}</b>.").format(game=game_name(table.game))
+    if seconds_left is not None and seconds_left > 0:
+        text += " " + _("{n} s left.").format(n=seconds_left)
+    return text
 
 
 def _names(table: Any) -> dict[str, str]:

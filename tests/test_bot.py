@@ -218,7 +218,7 @@ async def test_several_lobbies_per_chat_and_settings(fake_store, bot_runtime, fa
     assert [s.computer for s in lobby.seats] == [False, True]
     assert alerts(api) == ["Only the player who opened the lobby can do that."]
     text = last_edit(api).text
-    assert "120 s" in text and "🤖 Computer 1" in text
+    assert "120 s" in text and "🤖 Computer 1" in text and "not rated" in text
 
 
 async def test_new_without_game_offers_buttons(fake_store, bot_runtime, fake_bot_api):

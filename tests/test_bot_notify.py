@@ -59,7 +59,8 @@ async def test_turn_only_when_absent_reachable_and_once(fake_store, bot_runtime,
     assert len(api.sent_messages(BOB)) == 1
     dm = api.sent_messages(BOB)[0]
     assert "Penki" in dm.text and dm.buttons()[0]["web_app"]["url"] == "https://karty.example/?table=T1"
-    await rt.notifier.handle({**turn, "version": 9, "user_id": CID, "seat": f"u{CID}"})
+    await rt.notifier.handle({**turn, "version": 9, "user_id": CID, "seat": f"u{CID}", "deadline": time.time() + 42.5})
+    assert "s left" in api.sent_messages(CID)[-1].text
     api.block(CID)
     await rt.notifier.handle({**turn, "version": 11, "user_id": CID, "seat": f"u{CID}"})
     assert not await fake_store.is_reachable(CID)
