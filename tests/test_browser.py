@@ -521,6 +521,13 @@ async def test_prsi_match_table_and_czech_texts(server, kstore, browser):
     expected = [f"+{b}" if b > 0 else str(b) for b in (balances[s.seat] for s in seats)]
     assert shown == expected
     await screenshot(page, "prsi-match-table-cs")
+    # The match was rated (no computers): the leaderboard lists all three, best first.
+    await page.locator("#dialog").get_by_role("button", name="Žebříček").click()
+    await page.wait_for_selector(".lb-body table.lb tbody tr")
+    names = await page.locator(".lb-body table.lb tbody th").all_inner_texts()
+    best = max(seats, key=lambda s: balances[s.seat]).name
+    assert len(names) == 3 and names[0] == best
+    await screenshot(page, "leaderboard-rows-cs")
 
 
 async def test_prsi_five_players_russian(server, kstore, browser):
@@ -536,3 +543,32 @@ async def test_prsi_five_players_russian(server, kstore, browser):
     )
     assert len(boxes) == 4 and all(left >= 0 and right <= 390 for left, right in boxes), boxes
     await screenshot(page, "prsi-5-players-ru")
+
+
+@pytest.mark.slow
+async def test_turn_timer_ring_and_played_for_you(server, kstore, browser):
+    """S4 on the page: the countdown ring runs on the seat to move, and when the time
+    is up the move is marked as played for the player (by="timer")."""
+    from store import LobbySettings
+
+    alice = person("Alice")
+    table = None
+    for seed in range(1, 100):
+        t = await kstore.create_table(
+            game="penki",
+            seats=[alice, computer(1, "Ваня")],
+            settings=LobbySettings(players=2, turn_seconds=30),
+            seed=seed,
+        )
+        if t.state.to_move == alice.seat:
+            table = t
+            break
+    assert table is not None
+    page = await open_table(browser, server, "Alice", table.id)
+    ring = page.locator(f".avatar.timing[data-seat='{alice.seat}'] .secs")
+    await ring.wait_for()
+    first = int(await ring.inner_text())
+    assert 0 < first <= 30
+    await page.wait_for_selector(".ticker .by-timer", timeout=60000)
+    await page.wait_for_selector(".toast", timeout=5000)
+    assert "timer" in (await page.locator(".toast").first.inner_text()).lower()

@@ -331,8 +331,30 @@ function showFinal() {
   ]);
 }
 
+// A new version arriving mid-tap would replace the button under the finger and lose
+// the tap: while a pointer is down on the table, drawing waits for it to come up.
+let pointerDown = false;
+let drawWaiting = false;
+document.addEventListener("pointerdown", () => (pointerDown = true), true);
+const pointerEnd = () => {
+  pointerDown = false;
+  if (drawWaiting) {
+    drawWaiting = false;
+    setTimeout(draw, 0); // after the click this tap produces
+  }
+};
+document.addEventListener("pointerup", pointerEnd, true);
+document.addEventListener("pointercancel", pointerEnd, true);
+
 function draw() {
   if (screen !== "table" || !state.view) return;
+  if (pointerDown) {
+    drawWaiting = true;
+    setTimeout(() => {
+      if (drawWaiting) pointerEnd();
+    }, 600);
+    return;
+  }
   const v = state.view;
   // Penki phase 1: a drawn card waiting to be placed is the selection.
   if (v.game === "penki") {

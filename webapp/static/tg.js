@@ -41,8 +41,39 @@ export async function detectTelegram() {
     await loadScript(TG_SCRIPT, 3500);
     wa = window.Telegram?.WebApp;
   }
+  if (!wa) wa = fromLaunchParams();
   if (wa && wa.initData) return new Tg(wa, false);
   return null;
+}
+
+/**
+ * Inside Telegram but telegram-web-app.js unreachable: the launch parameters in the
+ * URL fragment still carry initData and the theme, enough to play (no haptics).
+ */
+function fromLaunchParams() {
+  const hash = new URLSearchParams((location.hash || "").replace(/^#/, ""));
+  const initData = hash.get("tgWebAppData");
+  if (!initData) return null;
+  const data = new URLSearchParams(initData);
+  let user = null;
+  let themeParams = {};
+  try {
+    user = JSON.parse(data.get("user") || "null");
+  } catch {
+    user = null;
+  }
+  try {
+    themeParams = JSON.parse(hash.get("tgWebAppThemeParams") || "{}");
+  } catch {
+    themeParams = {};
+  }
+  return {
+    initData,
+    initDataUnsafe: { user, start_param: data.get("start_param") || hash.get("tgWebAppStartParam") },
+    themeParams,
+    version: hash.get("tgWebAppVersion") || "6.0",
+    isVersionAtLeast: () => false,
+  };
 }
 
 /** The local stand-in around a locally signed initData (local play only). */
