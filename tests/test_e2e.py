@@ -15,7 +15,8 @@ through the HTTP API with their own signed initData. Midway the service is kille
 (SIGKILL) and started again: the match goes on from Redis and the page reconnects.
 
 Checked: the group gets the lobby, the start, every round's result and the final
-table; "your turn" messages reach a player only while their Mini App is closed;
+table; "your turn" messages reach a player only while their Mini App is closed
+(Anna: before she opens it, none while it is open, again once she has closed it);
 ``/rating`` afterwards shows each player's balance; the service log has no ERROR.
 
 The Penki game is played the same way (no restart) with every callout: «ЗЕВОК!»
@@ -406,9 +407,10 @@ class Deployment:
         """``p`` opens the table's direct link inside "Telegram": the Mini App in headless Chromium."""
         from playwright.async_api import async_playwright
 
-        self._pw = await async_playwright().start()
-        self.browser = await self._pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                                      args=["--no-sandbox", "--disable-dev-shm-usage"])
+        if self.browser is None:
+            self._pw = await async_playwright().start()
+            self.browser = await self._pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                                          args=["--no-sandbox", "--disable-dev-shm-usage"])
         context = await self.browser.new_context(viewport={"width": 420, "height": 860}, locale="en-US")
 
         async def route_external(route):
@@ -434,6 +436,16 @@ class Deployment:
         self.service.kill()
         await self.service.start_ready(self.http)
         return t0, time.monotonic()
+
+    async def wait_absent(self, p: Player, timeout: float = 45) -> None:
+        """Wait until ``p``'s presence at the table has lapsed (the app closed, pings stopped)."""
+        deadline = time.monotonic() + timeout
+        keys = [f"{prefix}:{{g:{self.table_id}}}:here:{p.id}" for prefix in (self.prefix, "karty")]
+        while time.monotonic() < deadline:
+            if not await self.probe.exists(*keys):
+                return
+            await asyncio.sleep(0.5)
+        raise AssertionError(f"{p.name}'s presence did not lapse within {timeout} s")
 
     def log_errors(self) -> list[str]:
         return [line for line in self.log.read_text(errors="replace").splitlines() if " ERROR " in line]
@@ -516,12 +528,19 @@ async def test_prsi_match_end_to_end(redis_url: str) -> None:
 
         # ---- the match: Anna clicks, Boris and Cyril use the API; a crash midway -------------
         killed_at: tuple[float, float] | None = None
+        closed_at: float | None = None
         rounds_seen = set()
         for _ in range(3000):
             view = await d.table_view(anna)
             if view["over"]:
                 break
             rounds_seen.add(view["round"])
+            if killed_at is not None and closed_at is None and view["round"] >= 4 and view["to_move"] != anna.seat:
+                # Anna closes the app: once her presence lapses, her turns are messaged again.
+                await page.close()
+                closed_at = time.monotonic()
+                await d.wait_absent(anna)
+                continue
             if killed_at is None and view["round"] >= 3:
                 version = view["version"]
                 killed_at = await d.restart()
@@ -532,19 +551,20 @@ async def test_prsi_match_end_to_end(redis_url: str) -> None:
                 await (click_move() if mover is anna else api_move(mover))
                 await _page_at_version(page, (await d.table_view(anna))["version"], timeout=30)
                 continue
-            if view["to_move"] == anna.seat:
+            if view["to_move"] == anna.seat and closed_at is None:
                 await click_move()
             else:
                 await api_move(d.by_seat[view["to_move"]])
         else:
             raise AssertionError("the match did not end")
-        closed_at = time.monotonic()
-        assert killed_at is not None, "the match ended before the restart"
+        assert killed_at is not None and closed_at is not None, "the match ended too early"
         final = await d.table_view(anna)
         assert final["over"] and final["balances"], final
+        assert actions["click"] >= 5, actions
+        # Anna opens the app again: the finished match and its table.
+        page = await d.open_app(anna)
         await _page_at_version(page, final["version"])
         await page.screenshot(path=str(OUT / "prsi-final.png"))
-        assert actions["click"] >= 5, actions
 
         # ---- the group: the start (checked on the way), every round's result, the final table ----
         def rounds_in():
@@ -562,6 +582,8 @@ async def test_prsi_match_end_to_end(redis_url: str) -> None:
                       and not (killed_at[0] - 1 < c.ts < killed_at[1] + grace)]
         assert told_closed >= 1
         assert not open_turns, [(c.ts - opened_at, c.text) for c in open_turns]
+        assert [c for c in _turn_messages(d.api, anna.id) if c.ts > closed_at], \
+            "Anna closed the app but was not told when her turn came"
         for p in (d.boris, d.cyril):
             assert _turn_messages(d.api, p.id), f"{p.name} (app never open) was never told it was their turn"
 
@@ -572,6 +594,7 @@ async def test_prsi_match_end_to_end(redis_url: str) -> None:
         (OUT / "prsi-summary.json").write_text(json.dumps({
             "table": d.table_id, "version": final["version"], "actions": actions,
             "rounds_seen": sorted(rounds_seen), "restarted_after_s": round(killed_at[0] - opened_at, 1),
+            "app_closed_after_s": round(closed_at - opened_at, 1),
             "balances": final["balances"],
             "turn_messages": {p.name: len(_turn_messages(d.api, p.id)) for p in d.players},
             "group_messages": len(d.group_texts()),
