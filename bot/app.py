@@ -126,6 +126,7 @@ class BotRuntime:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._tasks.clear()
+        await self.notifier.close()
         await self.lobbies.close()
         with contextlib.suppress(Exception):
             await self.dp.emit_shutdown(bot=self.bot)

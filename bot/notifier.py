@@ -14,17 +14,18 @@ Entries (docs/CONTRACTS.md §2, ``store.outbox_read``), all with ``table``,
 
 The notifier runs apart from moves: a failed send never loses, blocks or repeats a
 move. Each entry is acknowledged after it was handled (also when handling failed,
-after logging — a poison entry must not stall the queue). Entries of one chat are
-handled in order; different chats concurrently. Chat texts use the language of the
+after logging — a poison entry must not stall the queue). Entries of one chat (or,
+for ``turn``, one user) are handled in order by that lane's task; lanes run
+concurrently, so one slow chat delays no other. Chat texts use the language of the
 table's first person (``store.User.language``), private ones the recipient's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections import defaultdict
 from types import SimpleNamespace
 from typing import Any
 
@@ -38,6 +39,8 @@ from bot.sender import Sender
 from bot.settings import BotSettings
 
 log = logging.getLogger(__name__)
+MAX_QUEUED = 1000  # entries read but not yet handled, before reading pauses
+LANE_IDLE = 30.0  # seconds a lane's task waits for more before it ends
 
 
 class Notifier:
@@ -53,6 +56,9 @@ class Notifier:
         self.consumer = consumer
         self.turns = SeenIds(store, "turn", ttl=3 * 86400)
         self.handled = 0
+        self.queued = 0
+        self._lanes: dict[Any, asyncio.Queue[tuple[str, dict[str, Any]]]] = {}
+        self._workers: dict[Any, asyncio.Task[None]] = {}
 
     async def run(self, stop: asyncio.Event) -> None:
         """Loop until ``stop`` is set: read a batch, handle it, acknowledge each entry.
@@ -63,7 +69,7 @@ class Notifier:
         failures = 0
         while not stop.is_set():
             try:
-                await self.poll(block_ms=1000)
+                await self.poll(block_ms=1000, wait=False)
                 failures = 0
             except asyncio.CancelledError:
                 raise
@@ -77,31 +83,71 @@ class Notifier:
                                 type(exc).__name__, exc, pause)
                 await asyncio.sleep(pause)
 
-    async def poll(self, block_ms: int = 0, count: int = 50) -> int:
-        """One batch (tests call it directly); returns how many entries were handled."""
+    async def poll(self, block_ms: int = 0, count: int = 50, *, wait: bool = True) -> int:
+        """Read one batch and queue each entry on its lane; returns how many were read.
+
+        A lane is a chat (``start``/``round``/``end``) or a user (``turn``): entries of
+        one lane are handled in order by the lane's own task, lanes run concurrently,
+        so a chat that is waiting out a long ``retry_after`` holds up nobody else.
+        ``wait``: return only once this batch is handled (tests); :meth:`run` doesn't
+        wait, but pauses reading while more than ``MAX_QUEUED`` entries are queued.
+        """
+        while self.queued > MAX_QUEUED:
+            await asyncio.sleep(0.1)
         entries = await self.store.outbox_read(self.consumer, count=count, block_ms=block_ms)
-        if not entries:
-            return 0
-        lanes: dict[Any, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
+        lanes = set()
         for entry_id, entry in entries:
             key = ("u", entry.get("user_id")) if entry.get("kind") == "turn" else ("c", entry.get("chat_id"))
-            lanes[key].append((entry_id, entry))
-        await asyncio.gather(*(self._lane(items) for items in lanes.values()))
+            self._lane(key).put_nowait((entry_id, entry))
+            lanes.add(key)
+        self.queued += len(entries)
+        if wait:
+            await asyncio.gather(*(self._lanes[key].join() for key in lanes if key in self._lanes))
         return len(entries)
 
-    async def _lane(self, items: list[tuple[str, dict[str, Any]]]) -> None:
-        for entry_id, entry in items:
+    def _lane(self, key: Any) -> asyncio.Queue[tuple[str, dict[str, Any]]]:
+        queue = self._lanes.get(key)
+        if queue is None:
+            queue = self._lanes[key] = asyncio.Queue()
+            self._workers[key] = asyncio.create_task(self._work(key, queue), name=f"notify-{key}")
+        return queue
+
+    async def _work(self, key: Any, queue: asyncio.Queue[tuple[str, dict[str, Any]]]) -> None:
+        """Handle a lane's entries in order, acknowledging each; ends after 30 s idle."""
+        while True:
+            try:
+                entry_id, entry = await asyncio.wait_for(queue.get(), timeout=LANE_IDLE)
+            except TimeoutError:
+                if queue.empty():  # no await between this check and the removal
+                    self._lanes.pop(key, None)
+                    self._workers.pop(key, None)
+                    return
+                continue
             try:
                 await self.handle(entry)
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("notification %s failed: %r", entry_id, entry)
+            finally:
+                queue.task_done()
+                self.queued -= 1
             try:
                 await self.store.outbox_ack(entry_id)
             except Exception:
                 log.exception("outbox_ack %s failed", entry_id)
             self.handled += 1
+
+    async def close(self) -> None:
+        """Stop the lanes' tasks (unacknowledged entries are delivered again after a restart)."""
+        workers = list(self._workers.values())
+        self._workers.clear()
+        self._lanes.clear()
+        for task in workers:
+            task.cancel()
+        for task in workers:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
 
     async def handle(self, entry: dict[str, Any]) -> None:
         kind = entry.get("kind")

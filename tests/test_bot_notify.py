@@ -15,12 +15,12 @@ GROUP = -1009876543210
 ANN, BOB, CID = 2001, 2002, 2003
 
 
-async def started_table(store, rt, *, thread_id: int | None = None):
+async def started_table(store, rt, *, thread_id: int | None = None, group: int = GROUP):
     """A Prší table for Ann, Bob and Cid made through the bot's lobby buttons."""
-    chat = tg_chat(GROUP, forum=thread_id is not None)
+    chat = tg_chat(group, forum=thread_id is not None)
     ann, bob, cid = (tg_user(i, n) for i, n in ((ANN, "Ann"), (BOB, "Bob"), (CID, "Cid")))
     await rt.feed(message_update("/new prsi", user=ann, chat=chat, thread_id=thread_id))
-    lobby = (await store.chat_lobbies(GROUP))[0]
+    lobby = (await store.chat_lobbies(group))[0]
     for user in (bob, cid):
         await rt.feed(callback_update(f"lb:{lobby.id}:join", user=user, chat=chat, thread_id=thread_id))
     await rt.feed(callback_update(f"lb:{lobby.id}:start", user=ann, chat=chat, thread_id=thread_id))
@@ -96,6 +96,22 @@ async def test_failed_notification_is_acknowledged_and_skipped(fake_store, bot_r
     api.fail(GROUP, status=400, times=None, description="Bad Request: chat not found")
     assert await rt.notifier.poll() >= 2
     assert await rt.notifier.poll() == 0
+
+
+async def test_a_slow_chat_holds_up_no_other(fake_store, bot_runtime, fake_bot_api):
+    api = fake_bot_api
+    rt = await bot_runtime(fake_store)
+    other = GROUP - 1
+    await started_table(fake_store, rt)
+    await started_table(fake_store, rt, group=other)
+    api.fail(GROUP, status=429, retry_after=3, methods={"sendMessage"})
+    began = time.monotonic()
+    await rt.notifier.poll(wait=False)
+    await api.wait_for(lambda: [c for c in api.sent_messages(other) if "begins" in c.text], timeout=2)
+    assert time.monotonic() - began < 2
+    await api.wait_for(lambda: [c for c in api.sent_messages(GROUP) if "begins" in c.text], timeout=6)
+    assert time.monotonic() - began >= 3 - 0.05
+    await rt.notifier.close()
 
 
 async def test_rating_privately_and_top(fake_store, bot_runtime, fake_bot_api):
