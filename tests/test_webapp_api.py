@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from aiohttp import web
 
 import engine
 from engine.cards import PENKI_PACK, PRSI_PACK
@@ -139,6 +140,29 @@ async def test_huge_body_is_413(web_client, store, auth):
     resp = await client.post(f"/api/tables/{table.id}/actions", data=huge, headers=auth(ANN))
     assert resp.status == 413
     assert (await resp.json())["error"] == "too_large"
+
+    async def chunks():  # no Content-Length: the limit holds for a streamed body too
+        for _ in range(40):
+            yield b"x" * 1024
+
+    resp = await client.post(f"/api/tables/{table.id}/actions", data=chunks(), headers=auth(ANN))
+    assert resp.status == 413
+    resp = await client.post("/api/local/login", data=huge)
+    assert resp.status in (404, 413)  # local play off: 404 comes first
+
+
+async def test_the_webhook_may_take_bodies_over_the_api_limit(aiohttp_client, store):
+    from webapp.app import create_app
+    from webapp.settings import WebSettings
+
+    async def echo(request):
+        return web.json_response({"n": len(await request.read())})
+
+    app = create_app(WebSettings(bot_token="1:x", run_worker=False), store)
+    app.router.add_post("/telegram/webhook", echo)  # a stand-in for the bot's webhook route
+    client = await aiohttp_client(app)
+    resp = await client.post("/telegram/webhook", data=b"{" + b" " * 100_000 + b"}")
+    assert resp.status == 200 and (await resp.json())["n"] == 100_002
 
 
 async def test_rate_limit_429(web_client, store, auth):

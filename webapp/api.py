@@ -72,9 +72,25 @@ async def identify(request: web.Request) -> Identity:
     return await request.app[AUTH].request(request)
 
 
+async def read_body(request: web.Request) -> bytes:
+    """The request body, at most ``CLIENT_MAX_SIZE`` (16 KiB) bytes: 413 ``too_large`` beyond.
+
+    (The application's own limit stays aiohttp's 1 MiB, for the bot's webhook updates.)
+    """
+    limit = request.app[SETTINGS].client_max_size
+    if request.content_length is not None and request.content_length > limit:
+        raise ApiError(413, "too_large", f"body over {limit} bytes")
+    buf = bytearray()
+    while chunk := await request.content.read(limit + 1 - len(buf)):
+        buf += chunk
+        if len(buf) > limit:
+            raise ApiError(413, "too_large", f"body over {limit} bytes")
+    return bytes(buf)
+
+
 async def read_model(request: web.Request, model: type[BaseModel]) -> Any:
-    """Parse the body as JSON into ``model``: 400 junk/wrong types, 413 over ``client_max_size``."""
-    raw = await request.read()
+    """Parse the body as JSON into ``model``: 400 junk/wrong types, 413 over ``CLIENT_MAX_SIZE``."""
+    raw = await read_body(request)
     if not raw:
         raise ApiError(400, "bad_request", "JSON body required")
     return model.model_validate_json(raw)

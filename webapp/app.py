@@ -33,6 +33,7 @@ from webapp.settings import WebSettings
 log = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
+APP_MAX_SIZE = 1024**2
 LONG_CACHE = frozenset({".png", ".svg", ".jpg", ".jpeg", ".webp", ".ico", ".woff", ".woff2", ".ttf"})
 
 
@@ -43,7 +44,11 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
     key made now (local play signs with it; without local play nothing can sign in).
     ``settings.run_worker`` runs ``store.run_worker`` (turn timers, computers) in the app.
     """
-    app = web.Application(middlewares=[error_middleware], client_max_size=settings.client_max_size)
+    # API bodies are limited to settings.client_max_size in webapp.api.read_body; the app's
+    # own limit stays at least aiohttp's 1 MiB for the bot's webhook (updates can exceed 16 KiB).
+    app = web.Application(
+        middlewares=[error_middleware], client_max_size=max(APP_MAX_SIZE, settings.client_max_size)
+    )
     app[SETTINGS] = settings
     app[STORE] = store
     app[AUTH] = Authenticator(settings.token or new_local_key(), store, max_age=settings.init_data_max_age)

@@ -318,4 +318,5 @@ async def openapi_json(request: web.Request) -> web.Response:
 
 
 def add_routes(app: web.Application) -> None:
+    """Register ``/api/openapi.json``."""
     app.router.add_get("/api/openapi.json", openapi_json, name="openapi")
