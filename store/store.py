@@ -893,6 +893,17 @@ class Store:
         consumer in this process returns its unacknowledged entries first (after a
         crash). Acknowledge each with :meth:`outbox_ack`. ``block_ms=0``: don't wait.
         """
+        try:
+            return await self._outbox_read(consumer, count, block_ms)
+        except ResponseError as exc:
+            if "NOGROUP" not in str(exc):
+                raise
+            # The stream or its group was lost (a flushed or restored Redis): make it again.
+            self._group_ready = False
+            self._pending_done.discard(consumer)
+            return await self._outbox_read(consumer, count, block_ms)
+
+    async def _outbox_read(self, consumer: str, count: int, block_ms: int) -> list[tuple[str, dict]]:
         await self._ensure_group()
         if consumer not in self._pending_done:
             self._pending_done.add(consumer)

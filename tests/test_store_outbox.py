@@ -118,3 +118,14 @@ async def test_outbox_read_waits_up_to_block_ms(store):
     t0 = time.monotonic()
     assert await store.outbox_read("bot-1", block_ms=150) == []
     assert time.monotonic() - t0 >= 0.1
+
+
+async def test_outbox_read_recovers_when_the_stream_and_group_are_lost(store):
+    table = await store.create_table(game="prsi", seats=people(3), chat_id=-9, seed=5,
+                                     settings=LobbySettings(players=3, turn_seconds=None))
+    assert await drain(store)  # the group exists and the first entries were read
+    await store.redis.delete(store.keys.outbox)  # e.g. a Redis restored without the stream
+    seat = engine.awaiting(table.state)[0]
+    await store.apply(table.id, seat, engine.computer_action(table.state, seat))
+    entries = await drain(store)
+    assert [e["kind"] for e in entries] == ["turn"]
