@@ -107,8 +107,8 @@ async def wait_my_turn_or_done(page, seat: str, stop_js: str, timeout: float = 2
 async def test_prsi_round_played_by_clicks(server, kstore, browser):
     alice = person("Alice")
     table = await kstore.create_table(
-        game="prsi", seats=[alice, computer(1, "Karel"), computer(2, "Jana")], seed=20261130
-    )
+        game="prsi", seats=[alice, computer(1, "Karel"), computer(2, "Jana")], seed=20261138
+    )  # a deal where Alice starts with a playable Queen: the suit chooser shows
     page = await open_table(browser, server, "Alice", table.id)
     await page.wait_for_selector(".prsi .hand .card")
     await screenshot(page, "prsi-390x844")
@@ -118,6 +118,7 @@ async def test_prsi_round_played_by_clicks(server, kstore, browser):
     assert label and " " in label
 
     seen_round_dialog = False
+    seen_suit_chooser = False
     shot_my_turn = False
     for _ in range(200):
         view = await wait_my_turn_or_done(
@@ -125,6 +126,7 @@ async def test_prsi_round_played_by_clicks(server, kstore, browser):
         )
         if await page.locator("#dialog[open][data-kind=round]").count():
             seen_round_dialog = True
+            await asyncio.sleep(0.4)
             await screenshot(page, "prsi-round-result")
             break
         if view["round"] > 1 or view["over"]:
@@ -135,10 +137,13 @@ async def test_prsi_round_played_by_clicks(server, kstore, browser):
             if not shot_my_turn:
                 await screenshot(page, "prsi-my-turn")
                 shot_my_turn = True
-            await playable.first.click()
+            queens = page.locator(".hand .card.playable[data-card^='Q']")
+            await (queens.first if await queens.count() else playable.first).click()
             if await page.locator("#dialog[open][data-kind=suit]").count():
+                seen_suit_chooser = True
+                await asyncio.sleep(0.4)  # the dialog's pop-in
                 await screenshot(page, "prsi-suit-chooser")
-                await page.locator(".suit-choice").first.click()
+                await page.locator("#dialog .suit-choice.suit-s").click()
         elif await page.locator(".btn.action").count():
             await page.locator(".btn.action").first.click()
         else:
@@ -147,6 +152,7 @@ async def test_prsi_round_played_by_clicks(server, kstore, browser):
     else:
         pytest.fail("the round did not end")
     assert seen_round_dialog, "the round result dialog was not shown"
+    assert seen_suit_chooser, "the Queen's suit chooser was not shown"
     view = await view_of(page)
     assert view["round"] == 2 and view["history"], view
     # The match table lists round 1's points.
@@ -400,6 +406,7 @@ async def test_penki_phase2_play_and_penalty_hand_over(server, kstore, browser):
             await page.wait_for_function("v => window.__karty.state.version >= v", arg=nst.version)
             await page.get_by_role("button", name="СКОЛЬКО КАРТ?").click()
             await page.wait_for_selector("#dialog[open][data-kind=give]", timeout=15000)
+            await asyncio.sleep(0.4)
             await screenshot(page, "penki-give-dialog")
             v = (await view_of(page))["version"]
             await page.locator("#dialog[open] .give-grid .card").first.click()
@@ -511,6 +518,7 @@ async def test_prsi_match_table_and_czech_texts(server, kstore, browser):
     final = await _play_out(kstore, table.id)
     page = await open_table(browser, server, "Alice", table.id, locale="cs-CZ")
     await page.wait_for_selector("#dialog[open][data-kind=final] table.scores")
+    await asyncio.sleep(0.4)
     text = await page.locator("#dialog").inner_text()
     assert "Konec zápasu" in text and "Bilance" in text
     rows = page.locator("#dialog table.scores tbody tr")

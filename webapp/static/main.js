@@ -295,6 +295,8 @@ function onSocketState(msg) {
 /** Banners, haptics and dialogs for events just seen (each version once). */
 function announce(events) {
   const game = state.view?.game;
+  const spoken = document.getElementById("sr-moves");
+  if (spoken && events.length) spoken.textContent = events.map((ev) => eventText(ev, game)).join(". ");
   let roundEnd = null;
   let final = false;
   for (const ev of events) {
