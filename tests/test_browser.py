@@ -462,7 +462,8 @@ async def test_inside_telegram_uses_webapp_and_start_param(server, kstore, brows
                           notificationOccurred: (s) => calls.push("notify:" + s),
                           selectionChanged: () => calls.push("selection") },
         BackButton: { show: () => calls.push("back:show"), hide: () => calls.push("back:hide"),
-                      onClick: () => calls.push("back:onClick"), offClick: () => {} },
+                      onClick: (f) => { calls.push("back:onClick"); window.__backFn = f; }, offClick: () => {} },
+        __back: () => window.__backFn && window.__backFn(),
         __emit: (n) => (handlers[n] || []).forEach((f) => f()),
       } };
     })
@@ -475,8 +476,17 @@ async def test_inside_telegram_uses_webapp_and_start_param(server, kstore, brows
     await page.goto(server.url)
     await page.wait_for_selector(".prsi .hand .card")
     calls = await page.evaluate("window.__tgCalls")
-    for expected in ("ready", "expand", "disableVerticalSwipes", "back:show", "on:themeChanged", "on:activated"):
+    for expected in ("ready", "expand", "disableVerticalSwipes", "on:themeChanged", "on:activated"):
         assert expected in calls, (expected, calls)
+    # The table is the root inside Telegram (Telegram's Close leaves); the
+    # leaderboard shows the BackButton, which leads back to the table.
+    assert "back:show" not in calls
+    assert await page.locator(".back-btn").first.is_hidden()
+    await page.get_by_role("button", name="Žebříček").click()
+    await page.wait_for_selector(".leaderboard")
+    assert "back:show" in await page.evaluate("window.__tgCalls")
+    await page.evaluate("window.Telegram.WebApp.__back()")
+    await page.wait_for_selector(".prsi .hand .card")
     assert await page.evaluate("document.documentElement.lang") == "cs"
     bg = await page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--tg-theme-bg-color')")
     assert bg.strip() == "#101418"

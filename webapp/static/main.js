@@ -155,31 +155,41 @@ function showHome() {
   screen = "home";
   closeSocket();
   tg.setBack(null);
-  if (tg.local) {
-    renderLobby(root, {
-      user: state.user,
-      tables: api.myTables().then((d) => d?.tables || []).catch(() => []),
-      onNew: newTable,
-      onLeaderboard: () => showLeaderboard(),
-      onSignOut: () => {
-        try {
-          sessionStorage.removeItem(INIT_KEY);
-        } catch {
-          /* ignore */
+  renderLobby(root, {
+    user: state.user,
+    tables: api.myTables().then((d) => d?.tables || []).catch(() => []),
+    onOpen: goTable,
+    onNew: tg.local ? newTable : null,
+    onLeaderboard: () => showLeaderboard(),
+    onSignOut: tg.local
+      ? () => {
+          try {
+            sessionStorage.removeItem(INIT_KEY);
+            sessionStorage.removeItem(NAME_KEY);
+          } catch {
+            /* ignore */
+          }
+          location.assign(location.pathname);
         }
-        location.assign(location.pathname);
-      },
-    });
-  } else {
-    renderMessage(root, t("no_table"), [{ label: t("leaderboard"), onClick: () => showLeaderboard() }]);
-  }
+      : null,
+  });
 }
+
+/** Open a table without reloading the page (inside Telegram a reload could lose initData). */
+function goTable(id) {
+  history.pushState({ table: id }, "", `?table=${encodeURIComponent(id)}`);
+  openTable(id);
+}
+
+window.addEventListener("popstate", () => {
+  if (tg && screen !== "signin") route();
+});
 
 async function newTable(game, players, turnSeconds = null) {
   try {
     const { table } = await api.newLocalTable(game, players, turnSeconds);
     const id = typeof table === "string" ? table : table?.id;
-    location.assign(`?table=${encodeURIComponent(id)}`);
+    goTable(id);
   } catch (e) {
     toast(String(e.message || e), "error");
   }
@@ -199,7 +209,7 @@ function showLeaderboard() {
   const back = () => {
     if (from === "table" && state.view) {
       screen = "table";
-      tg.setBack(goHome);
+      tg.setBack(tg.local ? goHome : null);
       draw();
     } else showHome();
   };
@@ -208,8 +218,8 @@ function showLeaderboard() {
 }
 
 function goHome() {
-  if (tg.local) location.assign(location.pathname);
-  else showHome();
+  if (location.search) history.pushState({}, "", location.pathname);
+  showHome();
 }
 
 // ---------------------------------------------------------------- table
@@ -224,7 +234,8 @@ async function openTable(id) {
   closeSocket();
   resetTable(id);
   renderLoading(root);
-  tg.setBack(goHome);
+  // Inside Telegram the table is the app's root: Telegram's own Close is the way out.
+  tg.setBack(tg.local ? goHome : null);
   let data;
   try {
     data = await api.table(id);

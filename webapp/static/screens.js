@@ -58,7 +58,7 @@ export function renderSignin(root, onSubmit) {
   input.focus();
 }
 
-export function renderLobby(root, { user, onNew, onLeaderboard, onSignOut, tables = null }) {
+export function renderLobby(root, { user, onNew, onOpen, onLeaderboard, onSignOut, tables = null }) {
   const counts = { prsi: [2, 3, 4, 5], penki: [2, 3, 4, 5, 6] };
   const section = (game, label) => {
     const select = h(
@@ -91,7 +91,19 @@ export function renderLobby(root, { user, onNew, onLeaderboard, onSignOut, table
       myTables.replaceChildren(
         h("h2", {}, t("my_tables")),
         ...live.map((x) =>
-          h("a", { class: "btn wide table-link", href: `?table=${encodeURIComponent(x.id)}` }, `${t(x.game)} · ${(x.seats || []).map((s) => s.name).join(", ")}`),
+          h(
+            "a",
+            {
+              class: "btn wide table-link",
+              href: `?table=${encodeURIComponent(x.id)}`,
+              onclick: (e) => {
+                if (!onOpen) return;
+                e.preventDefault();
+                onOpen(x.id);
+              },
+            },
+            `${t(x.game)} · ${(x.seats || []).map((s) => s.name).join(", ")}`,
+          ),
         ),
       );
     });
@@ -101,11 +113,11 @@ export function renderLobby(root, { user, onNew, onLeaderboard, onSignOut, table
       "div",
       { class: "screen center-screen lobby" },
       logo(),
-      h("h1", {}, t("lobby_title")),
+      onNew ? h("h1", {}, t("lobby_title")) : null,
       user ? h("p", { class: "muted" }, user.name) : null,
-      section("prsi", t("new_prsi")),
-      section("penki", t("new_penki")),
-      h("div", { class: "lobby-game timer-row" }, h("label", { for: "turn-timer" }, t("turn_timer")), timer),
+      onNew ? section("prsi", t("new_prsi")) : h("p", { class: "message" }, t("no_table")),
+      onNew ? section("penki", t("new_penki")) : null,
+      onNew ? h("div", { class: "lobby-game timer-row" }, h("label", { for: "turn-timer" }, t("turn_timer")), timer) : null,
       myTables,
       h(
         "div",
