@@ -12,6 +12,7 @@ import {
   penkiResult,
   prsiScoreTable,
   renderTable,
+  resetShown,
   roundResult,
   setConnection,
   suitChooser,
@@ -233,6 +234,7 @@ async function openTable(id) {
   screen = "table";
   closeSocket();
   resetTable(id);
+  resetShown();
   renderLoading(root);
   // Inside Telegram the table is the app's root: Telegram's own Close is the way out.
   tg.setBack(tg.local ? goHome : null);

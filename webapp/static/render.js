@@ -26,6 +26,19 @@ export function h(tag, attrs = {}, ...children) {
 
 const reducedMotion = () => window.matchMedia?.("(prefers-reduced-motion: reduce)").matches;
 
+// What was shown last time, so only what changed gets an entrance animation.
+const shown = new Map();
+function fresh(key, value) {
+  const before = shown.get(key);
+  shown.set(key, value);
+  return before !== undefined && before !== value && value !== null && !reducedMotion();
+}
+
+/** Forget what was shown (a new table). */
+export function resetShown() {
+  shown.clear();
+}
+
 // ---------------------------------------------------------------- feedback
 
 export function toast(text, kind = "info") {
@@ -311,8 +324,11 @@ function me() {
   return state.view.players.find((p) => p.id === state.seat) || null;
 }
 
-/** Lay a hand out in rows of cards that overlap just enough to fit. */
+/** Lay a hand out in rows of cards that overlap just enough to fit; new cards glide in. */
 function handRows(cards, makeCard, maxPerRow = 7) {
+  const before = shown.get("hand");
+  shown.set("hand", new Set(cards));
+  const isNew = (c) => before instanceof Set && before.size > 0 && !before.has(c) && !reducedMotion();
   const rows = Math.max(1, Math.ceil(cards.length / maxPerRow));
   const perRow = Math.ceil(cards.length / rows);
   const box = h("div", { class: "hand", role: "group", "aria-label": t("you") });
@@ -323,6 +339,7 @@ function handRows(cards, makeCard, maxPerRow = 7) {
     rowCards.forEach((c, i) => {
       const node = makeCard(c, r * perRow + i);
       node.style.setProperty("--i", String(i));
+      if (isNew(c)) node.classList.add("new-card");
       row.appendChild(node);
     });
     box.appendChild(row);
@@ -349,9 +366,7 @@ function prsiCenter(handlers) {
     v.stock > 1 ? backFigure("big under") : null,
     h("span", { class: "badge count" }, String(v.stock)),
   );
-  const topChanged = state.lastTop !== v.top;
-  const top = v.top ? cardFigure(v.top, faces, `big top${topChanged && !reducedMotion() ? " arrive" : ""}`) : h("div", { class: "card slot big" });
-  state.lastTop = v.top;
+  const top = v.top ? cardFigure(v.top, faces, `big top${fresh("prsi-top", `${v.top}/${v.discard}`) ? " arrive" : ""}`) : h("div", { class: "card slot big" });
   const discard = h("div", { class: "pile discard" }, v.discard > 1 ? backFigure("big under discard-under") : null, top);
   const suitBox = h(
     "div",
@@ -541,7 +556,8 @@ function penkiPileTile(p, handlers, { mine }) {
   const selecting = state.selected && myTurn() && v.phase === 1;
   const target = selecting && (state.selected === "drawn" || !mine);
   const label = `${nameOf(p.id)} — ${t("pile")}: ${p.pile_top ? cardName(p.pile_top, "french") : t("empty_pile")}, ${p.pile}`;
-  const top = p.pile_top ? cardFigure(p.pile_top, "french", "pile-top") : h("div", { class: "card slot pile-top" });
+  const landed = fresh(`pile-${p.id}`, `${p.pile_top}/${p.pile}`);
+  const top = p.pile_top ? cardFigure(p.pile_top, "french", `pile-top${landed ? " land" : ""}`) : h("div", { class: "card slot pile-top" });
   if (p.pile > 1) top.classList.add("stacked");
   const pileBtn = h(
     "button",
@@ -597,7 +613,7 @@ function penkiPhase1(handlers) {
         disabled: !mineDrawn,
         onclick: () => handlers.onSelect("drawn"),
       },
-      cardFigure(v.drawn, "french", `big${reducedMotion() ? "" : " arrive"}`),
+      cardFigure(v.drawn, "french", `big${fresh("penki-drawn", `${v.drawn}/${v.stock}`) ? " arrive" : ""}`),
     );
   } else {
     drawn = h("div", { class: "card slot big drawn-slot", "aria-hidden": "true" });
@@ -629,7 +645,9 @@ function penkiTable() {
   );
   if (table.length > 2) box.appendChild(h("div", { class: "tmiddle", "aria-hidden": "true" }, `+${table.length - 2}`));
   if (table.length > 1)
-    box.appendChild(h("div", { class: "tcard top" }, cardFigure(top, "french", `mid${reducedMotion() ? "" : " arrive"}`), h("span", { class: "tlabel" }, t("top"))));
+    box.appendChild(
+      h("div", { class: "tcard top" }, cardFigure(top, "french", `mid${fresh("penki-table", `${top}/${table.length}`) ? " arrive" : ""}`), h("span", { class: "tlabel" }, t("top"))),
+    );
   return box;
 }
 

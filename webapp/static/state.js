@@ -34,7 +34,6 @@ export const state = {
   faces: loadFaces(), // Prší card faces: "german" | "french"
   busy: false,
   dialog: null, // the open dialog's kind
-  lastTop: null,
 };
 
 const listeners = new Set();
@@ -62,7 +61,6 @@ export function resetTable(tableId) {
     selected: null,
     busy: false,
     dialog: null,
-    lastTop: null,
   });
 }
 
