@@ -547,3 +547,28 @@ def test_r19_balances_per_opponent_by_place():
     assert penki._balances(("a", "b", "c", "d"), {"a": 1, "b": 1, "c": 3, "d": 4}) == {
         "a": 2, "b": 2, "c": -1, "d": -3}
     assert penki._balances(("a", "b"), {"a": 2, "b": 1}) == {"a": -1, "b": 1}
+
+
+def test_r8_zevok_during_the_finish_can_end_phase_one():
+    # b kept the last stock card 9s though it fits a's 8h (blunder) and must now move it (R8);
+    # c calls first: c's Jd and a's 8h go onto b's pile, whose top then fits nobody.
+    s = position(turn="b", piles={"a": ("8h",), "b": ("Kc", "9s"), "c": ("Jd",)}, zevok="b",
+                 stumps={"a": ("6c", "7c"), "b": ("8c", "9c"), "c": ("10c", "Jc")})
+    out = engine.apply(s, "c", ZEVOK)
+    st = out.state
+    assert st.phase == 2 and st.zevok is None
+    assert st.hands["b"] == ("Kc", "9s", "Jd", "8h")
+    assert sorted(st.hands["a"]) == ["6c", "7c"] and sorted(st.hands["c"]) == ["10c", "Jc"]
+    assert [e["a"] for e in out.events] == ["zevok", "penalty_move", "penalty_move", "stumps", "stumps", "phase2"]
+
+
+def test_r18_queued_player_out_after_a_rerun_is_skipped():
+    # d asks: b then c are caught; c hands b its last card on an empty table, so when b's
+    # hand-over ends the round-end steps put c out, and c's own penalty is dropped.
+    s = position(players=("a", "b", "c", "d"), phase=2, turn="a", owes=("b", "c"),
+                 hands={"a": ("6h", "7h", "8h"), "b": ("9h",), "c": ("10h",), "d": ("Jh", "Qh")})
+    st = run(s, ("d", ASK))
+    assert st.penalty == {"to": "b", "from": ["a", "c", "d"]} and st.penalty_queue == ("c",)
+    st = run(st, ("c", give("10h")), ("a", give("6h")), ("d", give("Jh")))
+    assert st.places == {"c": 1} and st.penalty is None and st.penalty_queue == ()
+    assert st.to_move == "a" and sorted(st.hands["b"]) == ["10h", "6h", "9h", "Jh"]
