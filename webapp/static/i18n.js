@@ -501,7 +501,7 @@ export function cardName(card, faces) {
 /** Short form for the ticker: "A♥" or "eso červené" is long; keep it short. */
 export function cardShort(card, faces) {
   if (faces === "german") return cardName(card, faces);
-  return `${rankOf(card)}${SUIT_SYMBOLS[suitOf(card)]}`;
+  return `${indexLabel(card, faces)}${SUIT_SYMBOLS[suitOf(card)]}`;
 }
 
 export function suitName(suit, faces) {
