@@ -27,6 +27,8 @@ from browser_support import (
 
 import engine
 
+pytest.importorskip("playwright.async_api")
+
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium at /usr/bin/chromium"),

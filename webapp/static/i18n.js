@@ -462,6 +462,24 @@ export function t(key, params = {}) {
   return text.replace(/\{(\w+)\}/g, (_, k) => (k in params ? String(params[k]) : `{${k}}`));
 }
 
+const CARD_FORMS = {
+  en: { one: "{n} card", other: "{n} cards" },
+  cs: { one: "{n} karta", few: "{n} karty", other: "{n} karet" },
+  ru: { one: "{n} карта", few: "{n} карты", many: "{n} карт", other: "{n} карты" },
+};
+
+/** "1 card", "3 karty", "5 карт": the plural form for the language. */
+export function cardsText(n) {
+  const forms = CARD_FORMS[lang];
+  let cat = "other";
+  try {
+    cat = new Intl.PluralRules(lang).select(n);
+  } catch {
+    cat = n === 1 ? "one" : "other";
+  }
+  return (forms[cat] || forms.other).replace("{n}", String(n));
+}
+
 export function callout(kind) {
   return CALLOUTS[kind];
 }

@@ -2,7 +2,7 @@
 // handlers main.js passes in. All text goes in through textContent.
 
 import { backFigure, cardButton, cardFigure, suitSvg } from "./cards.js";
-import { callout, cardName, cardShort, suitName, t } from "./i18n.js";
+import { callout, cardName, cardShort, cardsText, suitName, t } from "./i18n.js";
 import { isComputer, legal, legalOf, myTurn, nameOf, state } from "./state.js";
 
 /** Create an element: h("button", {class: "x", onclick: fn}, "text", child…). */
@@ -391,7 +391,7 @@ function prsiOpponents() {
         {
           class: `opp${v.to_move === p.id && !v.over ? " to-move" : ""}`,
           dataset: { seat: p.id },
-          "aria-label": `${nameOf(p.id)}: ${t("cards_n", { n: p.cards })}`,
+          "aria-label": `${nameOf(p.id)}: ${cardsText(p.cards)}`,
           role: "group",
         },
         h("div", { class: "opp-head" }, avatar(p.id), h("span", { class: "opp-name" }, nameOf(p.id))),
@@ -659,7 +659,7 @@ function penkiPhase2(handlers) {
   const oppTiles = opps.map((p) =>
     h(
       "div",
-      { class: `opp${v.to_move === p.id && !v.over ? " to-move" : ""}${p.out ? " is-out" : ""}`, dataset: { seat: p.id }, role: "group", "aria-label": `${nameOf(p.id)}: ${t("cards_n", { n: p.cards })}` },
+      { class: `opp${v.to_move === p.id && !v.over ? " to-move" : ""}${p.out ? " is-out" : ""}`, dataset: { seat: p.id }, role: "group", "aria-label": `${nameOf(p.id)}: ${cardsText(p.cards)}` },
       h("div", { class: "opp-head" }, avatar(p.id), h("span", { class: "opp-name" }, nameOf(p.id))),
       p.out ? h("span", { class: "out-tag" }, v.places?.[p.id] ? `${t("place")} ${v.places[p.id]}` : t("out")) : fan(p.cards),
       p.out ? null : h("span", { class: "badge count" }, String(p.cards)),
