@@ -457,6 +457,7 @@ async def test_inside_telegram_uses_webapp_and_start_param(server, kstore, brows
         contentSafeAreaInset: { top: 40, bottom: 0, left: 0, right: 0 },
         isVersionAtLeast: () => true,
         ready: () => calls.push("ready"), expand: () => calls.push("expand"),
+        setHeaderColor: (c) => calls.push("header:" + c), setBackgroundColor: (c) => calls.push("bg:" + c),
         disableVerticalSwipes: () => calls.push("disableVerticalSwipes"),
         onEvent: (n, f) => { (handlers[n] = handlers[n] || []).push(f); calls.push("on:" + n); },
         offEvent: () => {},
@@ -478,7 +479,7 @@ async def test_inside_telegram_uses_webapp_and_start_param(server, kstore, brows
     await page.goto(server.url)
     await page.wait_for_selector(".prsi .hand .card")
     calls = await page.evaluate("window.__tgCalls")
-    for expected in ("ready", "expand", "disableVerticalSwipes", "on:themeChanged", "on:activated"):
+    for expected in ("ready", "expand", "disableVerticalSwipes", "on:themeChanged", "on:activated", "header:#17683f"):
         assert expected in calls, (expected, calls)
     # The table is the root inside Telegram (Telegram's Close leaves); the
     # leaderboard shows the BackButton, which leads back to the table.

@@ -152,8 +152,12 @@ function route() {
   return showHome();
 }
 
+const FELT = "#17683f";
+const FELT_DARK = "#0c4a2b";
+
 function showHome() {
   screen = "home";
+  tg.paint(null);
   closeSocket();
   tg.setBack(null);
   renderLobby(root, {
@@ -199,6 +203,7 @@ async function newTable(game, players, turnSeconds = null) {
 function showLeaderboard() {
   const from = screen;
   screen = "leaders";
+  tg.paint(null);
   let chatId = state.table?.chat_id ?? null;
   if (chatId === null) {
     try {
@@ -210,6 +215,7 @@ function showLeaderboard() {
   const back = () => {
     if (from === "table" && state.view) {
       screen = "table";
+      tg.paint(FELT, FELT_DARK);
       tg.setBack(tg.local ? goHome : null);
       draw();
     } else showHome();
@@ -236,6 +242,7 @@ async function openTable(id) {
   resetTable(id);
   resetShown();
   renderLoading(root);
+  tg.paint(FELT, FELT_DARK);
   // Inside Telegram the table is the app's root: Telegram's own Close is the way out.
   tg.setBack(tg.local ? goHome : null);
   let data;

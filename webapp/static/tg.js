@@ -176,6 +176,15 @@ export class Tg {
     }
   }
 
+  /** Colour Telegram's header and background: the felt on a table, the theme elsewhere. */
+  paint(header, background = header) {
+    if (this.local || !this.wa.isVersionAtLeast?.("6.1")) return;
+    const hex = this.wa.isVersionAtLeast("6.9");
+    this.call("setHeaderColor", header && hex ? header : "bg_color");
+    this.call("setBackgroundColor", background && hex ? background : "bg_color");
+    if (this.wa.isVersionAtLeast("7.10")) this.call("setBottomBarColor", background || "bg_color");
+  }
+
   impact(style = "light") {
     try {
       this.wa.HapticFeedback?.impactOccurred(style);
