@@ -434,6 +434,8 @@ async function actFailed(e, { isCallout = false } = {}) {
     await resync();
   } else if (e.status === 429) {
     toast(t("too_fast"));
+  } else if (e.status === 403) {
+    toast(t("not_seated"), "error");
   } else {
     toast(t("net_error"), "error");
     await resync();

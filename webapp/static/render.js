@@ -744,10 +744,12 @@ function renderPenki(root, handlers) {
   root.replaceChildren(
     h(
       "div",
-      { class: `screen table-screen penki phase${v.phase}${myTurn() ? " my-turn" : ""}${v.players.length > 4 ? " many" : ""}` },
+      {
+        class: `screen table-screen penki phase${v.phase}${myTurn() ? " my-turn" : ""}${v.players.length > 4 ? " many" : ""}${state.seat ? "" : " spectating"}`,
+      },
       topbar(handlers, t("penki"), v.phase === 1 ? t("phase1") : t("phase2")),
       ...parts,
-      calloutBar(handlers),
+      state.seat ? calloutBar(handlers) : null,
     ),
   );
 }
