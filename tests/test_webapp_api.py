@@ -337,3 +337,16 @@ async def test_store_unavailable_is_503(web_client, auth, store):
     finally:
         del client.app[STORE].get_table
     assert resp.status == 503 and (await resp.json())["error"] == "unavailable"
+
+
+async def test_healthz_answers_while_redis_does(web_client, monkeypatch):
+    client = await web_client()
+    resp = await client.get("/healthz")
+    assert resp.status == 200 and (await resp.json()) == {"ok": True}
+
+    async def down() -> None:
+        raise ConnectionError("redis is gone")
+
+    monkeypatch.setattr(client.app[STORE].redis, "ping", down)
+    resp = await client.get("/healthz")
+    assert resp.status == 503 and (await resp.json()) == {"ok": False}

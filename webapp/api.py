@@ -151,6 +151,16 @@ async def config(request: web.Request) -> web.Response:
     )
 
 
+async def healthz(request: web.Request) -> web.Response:
+    """``GET /healthz`` → 200 ``{"ok": true}`` while this process serves and its Redis answers,
+    else 503 ``{"ok": false}``. No auth; for container health checks and the proxy."""
+    try:
+        await asyncio.wait_for(request.app[STORE].redis.ping(), 2.0)
+    except Exception:
+        return web.json_response({"ok": False}, status=503)
+    return web.json_response({"ok": True})
+
+
 async def _bot_username(app: web.Application) -> str | None:
     """The mounted bot's @username (``getMe``, cached by aiogram), or None without a bot."""
     if not app[SETTINGS].token:
@@ -283,6 +293,7 @@ async def rating(request: web.Request) -> web.Response:
 
 def add_routes(app: web.Application) -> None:
     """Register the API routes on ``app``."""
+    app.router.add_get("/healthz", healthz, name="healthz")
     app.router.add_get("/api/config", config, name="config")
     app.router.add_get("/api/me", me, name="me")
     app.router.add_get("/api/tables", my_tables, name="my_tables")
