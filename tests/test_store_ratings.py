@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 import pytest
 
 import engine
-from store import Seat
+from store import LobbySettings, Seat
 
 MON = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)  # Monday of 2026-W49
 
@@ -180,3 +180,31 @@ async def test_p16_games_with_computer_seats_are_not_rated(store):
         table = (await store.apply(table.id, seat, engine.computer_action(table.state, seat))).table
     assert not table.rated and await store.ledger() == []
     assert await store.leaderboard("prsi", "week", chat_id=-3) == []
+
+
+async def test_p16_a_seat_handed_to_the_computer_after_timeouts_is_still_rated(store):
+    """S4 + P16: three timeouts hand u12's seat to the computer; the seat stays u12's and the
+    match is rated for both people (only seats that *are* computers make a game unrated)."""
+    seats = [Seat(seat=f"u{u}", user_id=u, name=f"P{u}") for u in (11, 12)]
+    table = await store.create_table(game="prsi", seats=seats, chat_id=-3, seed=5,
+                                     settings=LobbySettings(players=2, turn_seconds=30))
+    now = store.clock()
+    for _ in range(2000):
+        if table.state.over:
+            break
+        seat = engine.awaiting(table.state)[0]
+        if seat == "u12":  # u12 is away: the timer (then the computer, in auto) plays for them
+            now = max(now, await store.next_due(table.id)) + 0.01
+            assert await store.tick(now=now) == 1
+            table = await store.get_table(table.id)
+        else:
+            table = (await store.apply(table.id, seat, engine.computer_action(table.state, seat), now=now)).table
+    assert table.state.over and table.rated
+    assert table.seat("u12").auto and not table.seat("u12").computer
+    bys = {e["by"] for e in await store.log(table.id) if e["seat"] == "u12"}
+    assert bys == {"timer", "computer"}
+    ledger = await store.ledger()
+    assert [m["table"] for m in ledger] == [table.id]
+    assert set(ledger[0]["balances"]) == {"11", "12"}
+    rows = await store.leaderboard("prsi", "week", chat_id=-3, at=now)
+    assert {r["user_id"] for r in rows} == {11, 12}
