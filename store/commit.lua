@@ -1,7 +1,7 @@
 -- commit.lua: compare-and-set one action of a game, in one round trip.
 -- KEYS[1] table hash (fields version, doc)   KEYS[2] log list   KEYS[3] cids hash
 -- ARGV[1] expected version   ARGV[2] new version   ARGV[3] new doc (JSON)
--- ARGV[4] log entry (JSON)   ARGV[5] client_action_id or ''   ARGV[6] outcome (JSON) for that id
+-- ARGV[4] log entry (JSON)   ARGV[5] '<seat>|<client_action_id>' or ''   ARGV[6] outcome (JSON) for that id
 -- ARGV[7] TTL seconds for the three keys (48 h, or 7 days once the game is over)
 -- ARGV[8] pub/sub channel    ARGV[9] message to publish
 -- Returns {1, new version} committed; {0, current version} conflict (version moved on);

@@ -7,7 +7,7 @@ key                                            type       contents / lifetime
 =============================================  =========  ==========================================
 ``P:{g:<table>}:table``                        hash       ``version`` (int), ``doc`` (table JSON, ``schema``); 48 h, 7 d once over (S7)
 ``P:{g:<table>}:log``                          list       one JSON entry per committed action (version *n* at index *n-1*); same TTL
-``P:{g:<table>}:cids``                         hash       client_action_id → JSON outcome of its commit; same TTL
+``P:{g:<table>}:cids``                         hash       ``<seat>|<client_action_id>`` → JSON outcome; same TTL
 ``P:{g:<table>}:events``                       channel    pub/sub: ``{table, version, seat, by, events}`` after every commit
 ``P:{g:<table>}:here:<user>``                  string     presence heartbeat, short TTL (default 30 s)
 ``P:{l:<lobby>}:lobby``                        hash       ``version``, ``doc`` (lobby JSON); 1 h since the last change (S1)

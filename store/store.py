@@ -476,9 +476,10 @@ class Store:
         client_action_id, TTLs, publish) → on a conflict reload and retry. Then the
         next due time, the outbox entries and, for a finished rated game, the ledger.
 
-        ``client_action_id``: a repeat of an id already committed returns that first
-        outcome with ``duplicate=True`` and applies nothing (rejected attempts are
-        not remembered: their retry is judged afresh). ``expected_version``: if given
+        ``client_action_id``: a repeat of an id this seat already committed returns that
+        first outcome with ``duplicate=True`` and applies nothing (rejected attempts are
+        not remembered: their retry is judged afresh; ids are per seat, so another
+        seat's action under the same id is judged and committed as usual). ``expected_version``: if given
         and the table is at another version (also when one commits meanwhile),
         ``StoreError("stale")``. ``by``: ``"player"`` (resets the seat's strikes and
         auto play), ``"timer"`` (played for an absent player: a strike, the third in
@@ -496,10 +497,12 @@ class Store:
         cid = "" if client_action_id is None else str(client_action_id)
         if len(cid) > 200:
             raise StoreError("invalid", "client_action_id longer than 200 characters")
+        # Ids are per seat: another seat's action under the same id is not a retry.
+        cid_field = f"{seat}|{cid}" if cid else ""
         for attempt in range(MAX_TRIES):
             pipe = self.redis.pipeline(transaction=False)
             pipe.hget(self.keys.table(table_id), "doc")
-            pipe.hget(self.keys.cids(table_id), cid or "-")
+            pipe.hget(self.keys.cids(table_id), cid_field or "-")
             raw, first = await pipe.execute()
             if not raw:
                 raise StoreError("not_found", f"table {table_id}")
@@ -526,7 +529,7 @@ class Store:
                        "events": outcome.events, "over": over}
             res = await self._commit(
                 keys=[self.keys.table(table_id), self.keys.log(table_id), self.keys.cids(table_id)],
-                args=[str(doc["version"]), new["version"], _dumps(new), _dumps(entry), cid,
+                args=[str(doc["version"]), new["version"], _dumps(new), _dumps(entry), cid_field,
                       _dumps({"version": new["version"], "events": outcome.events}),
                       FINISHED_TTL if over else TABLE_TTL, self.keys.events(table_id), _dumps(message)],
             )

@@ -101,11 +101,23 @@ async def test_duplicate_client_action_id_is_applied_once(store):
     assert again.duplicate and again.version == first.version and again.events == first.events
     assert len(await store.log(table.id)) == 1
     # even a different action under the same id is answered with the first outcome
-    table = first.table
-    seat2, action2 = next_move(table)
-    third = await store.apply(table.id, seat2, action2, client_action_id="same")
+    third = await store.apply(table.id, seat, {"a": "draw"}, client_action_id="same")
     assert third.duplicate and third.version == 1
     assert (await store.get_table(table.id)).version == 1
+
+
+async def test_client_action_ids_are_per_seat(store):
+    """Another seat's action under the same id is not a retry: it is judged and committed."""
+    table = await store.create_table(game="prsi", seats=people(), seed=1)
+    seat, action = next_move(table)
+    first = await store.apply(table.id, seat, action, client_action_id="1")
+    seat2, action2 = next_move(first.table)
+    assert seat2 != seat
+    second = await store.apply(table.id, seat2, action2, client_action_id="1")
+    assert not second.duplicate and second.version == 2
+    again = await store.apply(table.id, seat2, action2, client_action_id="1")
+    assert again.duplicate and again.version == 2
+    assert [e["cid"] for e in await store.log(table.id)] == ["1", "1"]
 
 
 async def test_duplicate_client_action_id_fired_concurrently_commits_once(store):
