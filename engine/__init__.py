@@ -77,8 +77,10 @@ def new_game(
 
     ``players``: seat ids clockwise (Prší 2–5, Penki 2–6). ``dealer``: who deals
     first (default the last seat). Give ``seed`` (int, the deal is the engine's) or
-    ``decks`` (full packs, top card first: one per Prší round, one for Penki).
-    Raises ``ValueError`` for a bad player count, an unknown dealer or a bad deck.
+    ``decks`` (full packs, top card first: one per Prší round, one for Penki); one
+    of them is required, the engine invents no randomness of its own.
+    Raises ``ValueError`` for a bad player count, an unknown dealer, a bad seed or
+    deck, or neither a seed nor decks; ``KeyError`` for an unknown ``game``.
     """
     return rules(game).new_game(players, dealer=dealer, seed=seed, decks=decks)
 

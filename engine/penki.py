@@ -181,10 +181,12 @@ def new_game(
 ) -> PenkiState:
     """R1/R2: deal a game. ``players`` 2–6 distinct seat ids clockwise; ``dealer``
     (default the last seat); ``decks`` one 36-card pack top first, or ``seed`` (an
-    int; ``random.Random(seed)`` shuffles the pack; 0 when neither is given).
+    int; ``random.Random(seed)`` shuffles the pack). One of them is required: the
+    engine never picks a deal of its own.
 
     Two passes of one face-down stump each from the dealer's left, the rest is the
-    stock; the dealer's left starts. Raises ``ValueError`` for bad input.
+    stock; the dealer's left starts. Raises ``ValueError`` on a bad player count,
+    dealer, seed or deck, or when neither ``seed`` nor ``decks`` is given.
     """
     seats = tuple(players)
     if not 2 <= len(seats) <= 6:
@@ -195,22 +197,26 @@ def new_game(
         dealer = seats[-1]
     if dealer not in seats:
         raise ValueError(f"unknown dealer {dealer!r}")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+        raise ValueError("seed must be an int")
     if decks is not None:
-        if len(decks) != 1:
-            raise ValueError("Penki is played with one deck")
+        if not isinstance(decks, (list, tuple)) or len(decks) != 1 or not isinstance(decks[0], (list, tuple)):
+            raise ValueError("Penki is played with one deck: a list of 36 cards")
         deck = list(decks[0])
         if len(deck) != 36 or set(deck) != _PACK:
             raise ValueError("a Penki deck is the 36 cards 6–A, each once")
+    elif seed is None:
+        raise ValueError("give a seed or decks")
     else:
         deck = list(PENKI_PACK)
-        random.Random(0 if seed is None else seed).shuffle(deck)
+        random.Random(seed).shuffle(deck)
     n = len(seats)
     d = seats.index(dealer)
     order = [seats[(d + 1 + k) % n] for k in range(n)]
     stumps = {p: (deck[k], deck[n + k]) for k, p in enumerate(order)}
     empty: tuple[str, ...] = ()
     return PenkiState(
-        players=seats, dealer=dealer, seed=None if decks is not None else (0 if seed is None else seed),
+        players=seats, dealer=dealer, seed=None if decks is not None else seed,
         version=0, over=False, phase=1, turn=order[0], stock=tuple(deck[2 * n:]),
         piles={p: empty for p in seats}, drawn=None, zevok=None,
         stumps={p: stumps[p] for p in seats}, hands={p: empty for p in seats}, table=empty,

@@ -110,6 +110,16 @@ def test_r1_seed_is_deterministic():
     assert penki.dump(a) != penki.dump(engine.new_game("penki", list(ABC), seed=43))
 
 
+def test_r1_new_game_needs_a_seed_or_decks_and_refuses_bad_ones():
+    # The engine never invents a deal (randomness only from a seed passed in), as in Prší.
+    for bad in ({}, {"seed": None}, {"seed": "1"}, {"seed": 1.0}, {"seed": True},
+                {"decks": []}, {"decks": [list(PENKI_PACK)] * 2}, {"decks": "6h"}):
+        with pytest.raises(ValueError):
+            engine.new_game("penki", list(ABC), **bad)
+    s = engine.new_game("penki", list(ABC), decks=[list(PENKI_PACK)], seed=3)
+    assert s.seed is None and s.stock == PENKI_PACK[6:]  # given decks win over a seed
+
+
 def test_r2_two_passes_of_stumps_from_the_dealers_left():
     deck = list(PENKI_PACK)
     s = engine.new_game("penki", list(ABC), dealer="a", decks=[deck])
