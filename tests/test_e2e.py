@@ -293,6 +293,8 @@ class Deployment:
         self.http = aiohttp.ClientSession()
         await self.service.start_ready(self.http)
         await self.api.wait_for(lambda: self.api.calls_of("setWebhook"), timeout=10)
+        async with self.http.get(f"{self.base}/healthz") as r:
+            assert r.status == 200, f"/healthz answered {r.status}"
         return self
 
     async def __aexit__(self, *exc: object) -> None:
