@@ -1,7 +1,8 @@
 """Every text the bot sends, rendered in the current gettext locale (HTML parse mode).
 
-Message ids are English literals passed to ``_`` (never f-strings); values go in
-with ``str.format`` after translation. User input (names) is always escaped with
+Message ids are English literals passed to ``_`` (never f-strings); counts use
+``ngettext(singular, plural, n)`` so Czech and Russian get their plural forms; values
+go in with ``str.format`` after translation. User input (names) is always escaped with
 :func:`esc`. Callouts keep their Russian names in every language (S8).
 """
 
@@ -12,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from aiogram.utils.i18n import gettext as _
+from aiogram.utils.i18n import ngettext
 
 CALLOUTS = ("«ЗЕВОК!»", "«ОДНА КАРТА!»", "«СКОЛЬКО КАРТ?»")
 
@@ -124,7 +126,7 @@ def lobby_button(action: str, *, seconds: int | None = None, players: int | None
     if action == "time":
         return _("⏱ {time}").format(time=turn_time(seconds))
     if action == "n":
-        return _("👥 {n} players").format(n=players)
+        return ngettext("👥 {n} player", "👥 {n} players", players or 0).format(n=players)
     return labels[action]
 
 
@@ -174,7 +176,7 @@ def round_text(table: Any, info: Mapping[str, Any]) -> str:
     ]
     winner = info.get("winner")
     if winner:
-        lines.append(_("{name} went out first.").format(name=names.get(winner, esc(winner))))
+        lines.append(_("{name} won the round.").format(name=names.get(winner, esc(winner))))
     round_points = info.get("round_points") or {}
     points = info.get("points") or {}
     order = sorted(points or round_points, key=lambda s: (points.get(s, 0), s))
@@ -202,7 +204,7 @@ def end_text(table: Any, info: Mapping[str, Any]) -> str:
         prefix = medals.get(place, f"{place}.") if place else "·"
         row = f"{prefix} {names.get(seat, esc(seat))}"
         if seat in points:
-            row += " — " + _("{n} points").format(n=points[seat])
+            row += " — " + ngettext("{n} point", "{n} points", int(points[seat] or 0)).format(n=points[seat])
         if seat in balances:
             row += f" ({_signed(balances[seat])})"
         lines.append(row)
@@ -241,25 +243,34 @@ def help_text() -> str:
 
 
 def rules_text() -> str:
+    """The rules in short, as the engine plays them (rules/RULES.md: the house rules of Prší,
+    P1–P16; Penki R1–R19). The callouts keep their Russian names in every language."""
     return "\n".join(
         [
-            _("<b>Prší</b> (32 cards, 2–5 players, 5 rounds)"),
-            _("Play a card of the suit or rank on top, or draw one."),
+            _("<b>Prší</b> (32 cards; house rules: 3 players, 5 rounds; 2–5 players possible)"),
+            _("Play a card of the suit in play or of the top card's rank, or draw one."),
             _("7: the next player draws 2 per seven in the chain or answers with a 7."),
             _("Ace: the next player stands or answers with an Ace."),
             _("Queen: goes on anything (but an active 7 or Ace) and names the suit."),
-            _("Cards left in hand score points (Q 20, A 11, 7–10 face value, K 4, J 2); the lowest total after 5 rounds wins."),
+            _("Cards left in hand score points (Q 20, A 11, 7–10 face value, K 4, J 2); "
+              "the lowest total after 5 rounds wins."),
+            _("Balance: for each opponent, their total minus yours (totals 20, 50, 90 give +100, +10, −110)."),
             "",
-            _("<b>Penki</b> (36 cards, 2–6 players)"),
-            _("Phase 1: build piles upwards (6 on an Ace); a card that fits an opponent's pile must go there first."),
-            _("Missed a fit? Anyone may call {zevok}: everyone puts a card on the blunderer's pile.").format(
-                zevok="«ЗЕВОК!»"
-            ),
-            _("Phase 2: beat the top card with a higher one of its suit (♦ trumps, ♠ only by ♠) or take the bottom card."),
-            _("With one card left, call {one}; others may ask {how} and make you take cards.").format(
-                one="«ОДНА КАРТА!»", how="«СКОЛЬКО КАРТ?»"
-            ),
+            _("<b>Penki</b> (36 cards, 2–6 players, 3 by default)"),
+            _("Everyone also gets 2 face-down stumps, unseen until the stock runs out."),
+            _("Phase 1: draw and build piles upwards (6 on an Ace); a card that fits an opponent's pile "
+              "must go there first."),
+            _("Missed a fit? Any opponent may call {zevok}: every opponent then puts the top card of their pile "
+              "on the blunderer's pile.").format(zevok="«ЗЕВОК!»"),
+            _("Phase 2: your pile is your hand. Beat the top card with a higher one of its suit (♦ trumps, "
+              "♠ only by ♠) or take the bottom card."),
+            _("With one card left, call {one}. If you don't, anyone may ask {how} before the next play or take, "
+              "and then every other player gives you a card.").format(one="«ОДНА КАРТА!»", how="«СКОЛЬКО КАРТ?»"),
             _("Get rid of all your cards, stumps included, to finish first."),
+            _("Balance: +1 for each opponent you finish ahead of, −1 for each one ahead of you."),
+            "",
+            _("Leaderboards add up your best 3 balances of the week and best 5 of the month; "
+              "games with computer players are not rated."),
         ]
     )
 
@@ -287,33 +298,36 @@ def rating_sent_note() -> str:
 def _row(row: Mapping[str, Any] | None) -> str:
     if not row:
         return _("no matches")
-    return _("{score} points, rank {rank}, {matches} matches").format(
-        score=_signed(row.get("score", 0)), rank=row.get("rank", "?"), matches=row.get("matches", 0)
+    matches = int(row.get("matches", 0) or 0)
+    return _("score {score} · rank {rank} · {matches}").format(
+        score=_signed(row.get("score", 0)), rank=row.get("rank", "?"),
+        matches=ngettext("{n} match", "{n} matches", matches).format(n=matches),
     )
 
 
 def rating_text(name: str, per_game: Mapping[str, Mapping[str, Any]], *, in_chat: bool) -> str:
-    """``per_game``: game → ``{"all": user_rating(...), "chat": user_rating(..., chat_id)|None}``."""
+    """``per_game``: game → ``{"all": user_rating(...), "chat": user_rating(..., chat_id)|None}``.
+
+    Per game: this week's and this month's score, rank and matches among all players
+    and (``in_chat``) in this chat, then the last results (balance and place).
+    """
     lines = [_("📊 <b>Rating of {name}</b>").format(name=esc(name))]
     for game, data in per_game.items():
         everyone = data.get("all") or {}
         chat = data.get("chat") or {}
         lines.append("")
         lines.append(f"<b>{game_name(game)}</b>")
-        lines.append(
-            _("Week {key}: {row}").format(key=esc(everyone.get("week_key", "")), row=_row(everyone.get("week")))
-        )
-        if in_chat:
-            lines.append("  " + _("in this chat: {row}").format(row=_row(chat.get("week"))))
-        lines.append(
-            _("Month {key}: {row}").format(key=esc(everyone.get("month_key", "")), row=_row(everyone.get("month")))
-        )
-        if in_chat:
-            lines.append("  " + _("in this chat: {row}").format(row=_row(chat.get("month"))))
+        for period in ("week", "month"):
+            key = esc(everyone.get(f"{period}_key", ""))
+            title = _("Week {key}") if period == "week" else _("Month {key}")
+            lines.append(title.format(key=key))
+            lines.append("  " + _("all players: {row}").format(row=_row(everyone.get(period))))
+            if in_chat:
+                lines.append("  " + _("in this chat: {row}").format(row=_row(chat.get(period))))
         last = everyone.get("last") or []
         if last:
             results = ", ".join(
-                _("{balance} ({place}.)").format(balance=_signed(r.get("balance", 0)), place=r.get("place", "?"))
+                _("{balance} (place {place})").format(balance=_signed(r.get("balance", 0)), place=r.get("place", "?"))
                 for r in last[:5]
             )
             lines.append(_("Last results: {results}").format(results=results))

@@ -21,9 +21,10 @@ def catalog(lang: str):
         return read_po(f, locale=lang)
 
 
-def code_msgids() -> set[str]:
-    found = extract_from_dir(str(ROOT / "bot"), method_map=[("**.py", "python")], keywords={"_": None})
-    return {msg for _file, _line, msg, _comments, _ctx in found if isinstance(msg, str)}
+def code_msgids() -> set[str | tuple[str, ...]]:
+    found = extract_from_dir(str(ROOT / "bot"), method_map=[("**.py", "python")],
+                             keywords={"_": None, "ngettext": (1, 2)})
+    return {msg for _file, _line, msg, _comments, _ctx in found}
 
 
 @pytest.mark.parametrize("lang", ["cs", "ru"])
@@ -34,8 +35,13 @@ def test_every_text_is_translated_with_its_placeholders(lang):
     for m in cat:
         if not m.id:
             continue
-        assert m.string, f"{lang}: untranslated {m.id!r}"
-        assert sorted(PLACEHOLDER.findall(m.id)) == sorted(PLACEHOLDER.findall(m.string)), (lang, m.id)
+        ids = m.id if isinstance(m.id, tuple) else (m.id,)
+        strings = m.string if isinstance(m.string, tuple) else (m.string,)
+        if isinstance(m.id, tuple):  # ngettext: every plural form of the language is there
+            assert len(strings) == cat.num_plurals, (lang, m.id)
+        for string in strings:
+            assert string, f"{lang}: untranslated {m.id!r}"
+            assert sorted(PLACEHOLDER.findall(ids[-1])) == sorted(PLACEHOLDER.findall(string)), (lang, m.id)
         assert "fuzzy" not in m.flags, (lang, m.id)
 
 
@@ -44,7 +50,11 @@ def test_compiled_catalogues_match_the_sources(lang):
     with open(LOCALES_DIR / lang / "LC_MESSAGES" / f"{DOMAIN}.mo", "rb") as f:
         mo = gettext.GNUTranslations(f)
     for m in catalog(lang):
-        if m.id and m.string:
+        if isinstance(m.id, tuple):
+            for n, string in ((1, m.string[0]), (5, m.string[-1])):
+                if string:
+                    assert mo.ngettext(m.id[0], m.id[1], n) == string, "run: python -m bot compile-locales"
+        elif m.id and m.string:
             assert mo.gettext(m.id) == m.string, "run: python -m bot compile-locales"
 
 
@@ -65,3 +75,33 @@ def test_locale_command_usage(capsys):
 
     assert main(["nope"]) == 2
     assert "compile-locales" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("lang,forms", [
+    ("en", ["1 match", "2 matches", "5 matches"]),
+    ("cs", ["1 zápas", "2 zápasy", "5 zápasů"]),
+    ("ru", ["1 партия", "2 партии", "5 партий"]),
+])
+def test_counts_take_the_languages_plural_forms(lang, forms):
+    from bot import texts
+
+    with locale_scope(make_i18n(), lang):
+        rows = [texts._row({"score": 3, "rank": 1, "matches": n}) for n in (1, 2, 5)]
+        buttons = [texts.lobby_button("n", players=n) for n in (2, 5)]
+    assert [row.rsplit(" · ", 1)[1] for row in rows] == forms
+    assert buttons[0] != buttons[1] or lang == "en"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_rules_follow_the_house_rules(lang):
+    """/rules (rules/RULES.md): Prší's house rules (3 players, 5 rounds), balances for both
+    games, and the Penki callouts under their Russian names in every language."""
+    from bot import texts
+
+    with locale_scope(make_i18n(), lang):
+        text = texts.rules_text()
+    for callout in ("«ЗЕВОК!»", "«ОДНА КАРТА!»", "«СКОЛЬКО КАРТ?»"):
+        assert callout in text
+    assert "+100, +10, −110" in text  # P14's example
+    assert "3" in text.splitlines()[0] and "5" in text.splitlines()[0]
+    assert "+1 " in text and "−1 " in text  # R19

@@ -81,7 +81,7 @@ async def test_round_and_final_table_in_the_chat(fake_store, bot_runtime, fake_b
                               "user_ids": {f"u{ANN}": ANN, f"u{BOB}": BOB, "c1": None}, "rated": False})
     round_msg, end_msg = api.sent_messages(GROUP)
     assert round_msg.params["message_thread_id"] == 9 and end_msg.params["message_thread_id"] == 9
-    assert "round 2/5" in round_msg.text and "Bob went out first" in round_msg.text
+    assert "round 2/5" in round_msg.text and "Bob won the round" in round_msg.text
     assert "Ann &lt;i&gt;: +20 → 35" in round_msg.text
     lines = end_msg.text.splitlines()
     assert lines[1].startswith("🥇 Bob") and "+38" in lines[1]
@@ -123,7 +123,7 @@ async def test_rating_privately_and_top(fake_store, bot_runtime, fake_bot_api):
     ann = tg_user(ANN, "Ann")
     await rt.feed(message_update("/rating", user=ann, chat=tg_chat(GROUP)))
     private = api.sent_messages(ANN)[-1].text
-    assert "+100" in private and "rank 1" in private and "in this chat" in private and "(1.)" in private
+    assert "+100" in private and "rank 1" in private and "in this chat" in private and "(place 1)" in private
     assert "privately" in api.sent_messages(GROUP)[-1].text or "private chat" in api.sent_messages(GROUP)[-1].text
     # Bob never started the bot: the rating comes in the group with a note
     api.block(BOB)
