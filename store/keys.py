@@ -16,9 +16,10 @@ key                                            type       contents / lifetime
 ``P:users``                                    hash       user id → User JSON (no TTL)
 ``P:unreachable``                              set        user ids that blocked the bot
 ``P:{sched}:deadlines``                        zset       table id → epoch s when the worker must look at it (S4)
-``P:{sched}:versions``                         hash       live table id → table version the deadline was computed from
+``P:{sched}:versions``                         hash       table id → version its due time was computed from; ``-<version>`` once over (until it expires)
 ``P:{sched}:sweep``                            string     the sweeper's lease (one sweep per interval across processes)
-``P:outbox``                                   stream     bot notifications (``data`` = JSON), capped ``MAXLEN ~``
+``P:{sched}:outbox``                           stream     bot notifications (``data`` = JSON), capped ``MAXLEN ~``;
+                                                          in the ``{sched}`` slot: added with the due time at once
 ``P:{ratings}:ledger``                         hash       table id → rated match JSON (durable, no TTL; P15, S6)
 ``P:{ratings}:board:<game>:<scope>:<period>``  hash       ``<user>|<table>`` → match balance; scope ``all`` or ``c<chat>``
 ``P:{ratings}:results:<game>:<user>``          list       the user's last results, newest first (JSON), 50 kept
@@ -94,7 +95,7 @@ class Keys:
     # --- bot outbox --------------------------------------------------------------
     @property
     def outbox(self) -> str:
-        return f"{self.prefix}:outbox"
+        return f"{self.prefix}:{{sched}}:outbox"
 
     # --- ratings (one slot: {ratings}) -------------------------------------------
     @property

@@ -22,10 +22,11 @@ Concurrency model
   ``schedule.lua`` never lets an older version overwrite a newer due time.
 * After a commit (not atomically with it, since those keys live in other cluster
   slots) come the ledger entry for a finished rated game (``record.lua``,
-  idempotent on the table id), the outbox entries for the bot and the due time.
-  If the process dies in between, :meth:`Store.sweep` (run by the workers every
+  idempotent on the table id), then the outbox entries for the bot together with
+  the due time (``schedule.lua``: one script, both in the ``{sched}`` slot). If
+  the process dies in between, :meth:`Store.sweep` (run by the workers every
   minute) finds the table by its stale scheduled version and redoes the ledger
-  entry and the due time (the outbox entries of that one commit are not repeated).
+  entry, the outbox entries of that commit and the due time.
 """
 
 from __future__ import annotations
@@ -354,7 +355,7 @@ class Store:
                 await self._register(doc, new_turns, scheduled=True)
                 return table
             await self.redis.delete(self.keys.table(table.id))
-            await self._set_due(doc, over=True)
+            await self._set_due(doc, gone=True)
         raise StoreError("busy", f"lobby {lobby_id}")
 
     # ----------------------------------------------------------------- tables
@@ -423,9 +424,7 @@ class Store:
         return self._table(doc, state), doc, new_turns
 
     async def _register(self, doc: dict[str, Any], new_turns: list[str], scheduled: bool = False) -> None:
-        """Schedule a new table's first due time, index it (chat, users), tell the bot."""
-        if not scheduled:
-            await self._set_due(doc)
+        """Index a new table (chat, users), then schedule its first due time and tell the bot."""
         pipe = self.redis.pipeline(transaction=False)
         if doc["chat_id"] is not None:
             pipe.zadd(self.keys.chat_tables(doc["chat_id"]), {doc["id"]: doc["created"]})
@@ -433,13 +432,18 @@ class Store:
             if s["user_id"] is not None:
                 pipe.zadd(self.keys.user_tables(s["user_id"]), {doc["id"]: doc["created"]})
         await pipe.execute()
+        entries: list[dict[str, Any]] = []
         if doc["chat_id"] is not None:
             start = {
                 "kind": "start", **self._where(doc), "lobby_id": doc["lobby_id"], "game": doc["game"],
                 "seats": [{k: s[k] for k in ("seat", "user_id", "name", "computer")} for s in doc["seats"]],
                 "rated": doc["rated"], "version": doc["version"],
             }
-            await self._outbox([start, *self._turn_entries(doc, new_turns)])
+            entries = [start, *self._turn_entries(doc, new_turns)]
+        if scheduled:
+            await self._outbox(entries)
+        else:
+            await self._set_due(doc, entries=entries)
 
     async def get_table(self, table_id: str) -> Table | None:
         """The table (engine state loaded), or ``None`` when unknown or expired (S7)."""
@@ -614,40 +618,60 @@ class Store:
         out += [(due, sid) for sid, due in (doc.get("callouts") or {}).items()]
         return sorted(out)
 
-    async def _set_due(self, doc: dict[str, Any], over: bool = False) -> None:
-        dues = [] if over else self._dues(doc)
+    async def _set_due(self, doc: dict[str, Any], over: bool = False,
+                       entries: list[dict[str, Any]] | None = None, gone: bool = False) -> None:
+        """``schedule.lua``: the outbox ``entries`` of ``doc``'s version and its next due time, at once.
+
+        ``over``: the game ended (nothing due; a tombstone stays for :meth:`sweep`);
+        ``gone``: the table no longer exists (forgotten).
+        """
+        await self._schedule_version(doc["id"], doc["version"], [] if over or gone else self._dues(doc),
+                                     "2" if gone else "1" if over else "0", entries)
+
+    async def _schedule_version(self, table_id: str, version: int, dues: list[tuple[float, str]], flag: str,
+                                entries: list[dict[str, Any]] | None = None) -> None:
         await self._schedule(
-            keys=[self.keys.deadlines, self.keys.deadline_versions],
-            args=[doc["id"], doc["version"], repr(dues[0][0]) if dues else "", "1" if over else "0"],
+            keys=[self.keys.deadlines, self.keys.deadline_versions, self.keys.outbox],
+            args=[table_id, version, repr(dues[0][0]) if dues else "", flag,
+                  OUTBOX_MAXLEN, *(_dumps(e) for e in entries or ())],
         )
 
     async def _after_commit(self, doc: dict[str, Any], events: list[dict[str, Any]],
                             new_turns: list[str], now: float) -> None:
-        """Ledger (rated, finished), outbox entries, next due time — in that order."""
+        """Ledger (rated, finished), then the outbox entries and the next due time at once."""
         state_over = "ended" in doc
         if state_over and doc["rated"]:
             try:
                 await self._record_table(doc)
             except Exception:  # the game is committed; never fail the move for the ledger
                 log.exception("ledger entry for table %s failed", doc["id"])
-        if doc["chat_id"] is not None:
-            entries: list[dict[str, Any]] = []
-            names = {s["seat"]: s["name"] for s in doc["seats"]}
-            for ev in events:
-                if ev.get("a") == "round_end":
-                    entries.append({"kind": "round", **self._where(doc), "game": doc["game"],
-                                    "version": doc["version"], "names": names,
-                                    **{k: ev.get(k) for k in ("round", "round_points", "points", "winner")}})
-            if state_over:
-                st = doc["state"]
-                entries.append({
-                    "kind": "end", **self._where(doc), "game": doc["game"], "version": doc["version"],
-                    "places": st.get("places"), "balances": st.get("balances"), "names": names,
-                    "user_ids": {s["seat"]: s["user_id"] for s in doc["seats"]}, "rated": doc["rated"],
-                })
-            entries += self._turn_entries(doc, new_turns)
-            await self._outbox(entries)
-        await self._set_due(doc, over=state_over)
+        await self._set_due(doc, over=state_over, entries=self._commit_entries(doc, events, new_turns))
+
+    def _commit_entries(self, doc: dict[str, Any], events: list[dict[str, Any]],
+                        new_turns: list[str]) -> list[dict[str, Any]]:
+        """The outbox entries of one commit (``round``, ``end``, ``turn``); none outside a chat."""
+        if doc["chat_id"] is None:
+            return []
+        entries: list[dict[str, Any]] = []
+        names = {s["seat"]: s["name"] for s in doc["seats"]}
+        for ev in events:
+            if ev.get("a") == "round_end":
+                entries.append({"kind": "round", **self._where(doc), "game": doc["game"],
+                                "version": doc["version"], "names": names,
+                                **{k: ev.get(k) for k in ("round", "round_points", "points", "winner")}})
+        if "ended" in doc:
+            st = doc["state"]
+            entries.append({
+                "kind": "end", **self._where(doc), "game": doc["game"], "version": doc["version"],
+                "places": st.get("places"), "balances": st.get("balances"), "names": names,
+                "user_ids": {s["seat"]: s["user_id"] for s in doc["seats"]}, "rated": doc["rated"],
+            })
+        return entries + self._turn_entries(doc, new_turns)
+
+    @staticmethod
+    def _fresh_turns(doc: dict[str, Any]) -> list[str]:
+        """People's turns that began with ``doc``'s commit (what :meth:`_plan` returned then)."""
+        return [sid for sid, t in (doc.get("turns") or {}).items() if not t["driven"] and t["since"] == doc["ts"]]
 
     @staticmethod
     def _where(doc: dict[str, Any]) -> dict[str, Any]:
@@ -746,7 +770,9 @@ class Store:
     async def _work(self, table_id: str, now: float, token: str) -> int:
         doc = await self._doc(table_id)
         if doc is None or "ended" in doc:
-            await self._release_claim(table_id, token, "", final=True)
+            # Gone: forget it. Ended: nothing more is due; if the final commit's follow-up
+            # never ran, the versions hash still says so and the sweeper redoes it.
+            await self._release_claim(table_id, token, "", final=doc is None)
             return 0
         state = engine.load(doc["state"])
         seats = {s["seat"]: s for s in doc["seats"]}
@@ -809,12 +835,15 @@ class Store:
         """Finish commits whose follow-up never ran (the process died right after committing).
 
         The versions hash lists every live table with the version its due time was
-        computed from. A table whose stored version is newer, and whose last commit
-        is more than ``settle`` seconds old, gets its ledger entry (if it ended rated;
-        idempotent) and its due time now; a table that is gone is forgotten. Outbox
-        entries of such a commit are not repeated. ``lease``: seconds during which
-        other processes' sweeps are skipped (``None``: always sweep). Returns the
-        number of tables repaired.
+        computed from (a finished one as a tombstone, ``-<version>``). A live table
+        whose stored version is newer, and whose last commit is more than ``settle``
+        seconds old, gets its ledger entry (if it ended rated; idempotent), that
+        commit's outbox entries (round, end, turn) and its due time now.
+        ``schedule.lua`` adds a version's entries once, so a slow original follow-up
+        arriving later repeats none. A table that is gone (expired) is forgotten. One
+        table failing is logged and skipped. ``lease``: seconds during which other
+        processes' sweeps are skipped (``None``: always sweep). Returns the number of
+        tables repaired.
         """
         now = self.clock() if now is None else now
         if lease and not await self.redis.set(self.keys.sweep_lock, "1", nx=True, px=int(lease * 1000)):
@@ -824,24 +853,21 @@ class Store:
 
         async def flush() -> int:
             pipe = self.redis.pipeline(transaction=False)
-            for table_id, _ in batch:
-                pipe.hget(self.keys.table(table_id), "doc")
+            for table_id, known in batch:
+                if known < 0:  # a finished table: only whether it is still kept
+                    pipe.exists(self.keys.table(table_id))
+                else:
+                    pipe.hget(self.keys.table(table_id), "doc")
             docs = await pipe.execute()
             fixed = 0
             for (table_id, known), raw in zip(batch, docs, strict=True):
-                if not raw:
-                    await self._schedule(keys=[self.keys.deadlines, self.keys.deadline_versions],
-                                         args=[table_id, known, "", "1"])
-                    continue
-                doc = json.loads(_s(raw))
-                if doc["version"] <= known or now - doc.get("ts", 0) < settle:
-                    continue
-                over = "ended" in doc
-                if over and doc["rated"]:
-                    await self._record_table(doc)
-                await self._set_due(doc, over=over)
-                log.warning("sweep: table %s was left unscheduled at version %s", table_id, doc["version"])
-                fixed += 1
+                try:
+                    if not raw:
+                        await self._schedule_version(table_id, abs(known), [], "2")
+                    elif known >= 0 and await self._repair(json.loads(_s(raw)), known, now, settle):
+                        fixed += 1
+                except Exception:
+                    log.exception("sweep: table %s failed", table_id)
             batch.clear()
             return fixed
 
@@ -852,6 +878,23 @@ class Store:
         if batch:
             repaired += await flush()
         return repaired
+
+    async def _repair(self, doc: dict[str, Any], known: int, now: float, settle: float) -> bool:
+        """Redo the follow-up of ``doc``'s last commit if it is older than ``settle`` s and never ran."""
+        if doc["version"] <= known or now - doc.get("ts", 0) < settle:
+            return False
+        over = "ended" in doc
+        if over and doc["rated"]:
+            await self._record_table(doc)
+        entries: list[dict[str, Any]] = []
+        if doc["chat_id"] is not None:  # the bot's entries of that commit
+            v = doc["version"]
+            last = await self.redis.lrange(self.keys.log(doc["id"]), v - 1, v - 1)
+            events = json.loads(_s(last[0]))["events"] if last else []
+            entries = self._commit_entries(doc, events, self._fresh_turns(doc))
+        await self._set_due(doc, over=over, entries=entries)
+        log.warning("sweep: table %s was left unscheduled at version %s", doc["id"], doc["version"])
+        return True
 
     async def next_due(self, table_id: str) -> float | None:
         """When the worker will next look at the table (epoch s), or ``None``."""

@@ -21,7 +21,7 @@ def test_every_key_of_one_game_shares_one_cluster_slot():
 
 def test_scheduler_and_ratings_keys_each_share_a_slot():
     k = Keys("karty")
-    assert slot(k.deadlines) == slot(k.deadline_versions)
+    assert slot(k.deadlines) == slot(k.deadline_versions) == slot(k.outbox)  # schedule.lua touches all three
     ratings = [k.ledger, k.names, k.board("prsi", None, "2026-W49"), k.board("penki", -100, "2026-11"),
                k.results("prsi", 42)]
     assert len({slot(key) for key in ratings}) == 1

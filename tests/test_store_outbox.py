@@ -129,3 +129,74 @@ async def test_outbox_read_recovers_when_the_stream_and_group_are_lost(store):
     await store.apply(table.id, seat, engine.computer_action(table.state, seat))
     entries = await drain(store)
     assert [e["kind"] for e in entries] == ["turn"]
+
+
+def crash_after_next_commit(store) -> list[tuple]:
+    """The next apply commits, then its process 'dies' before ledger, outbox and due time.
+
+    Returns a list that receives the lost follow-up's arguments (to replay it late)."""
+    lost: list[tuple] = []
+    real = store._after_commit
+
+    async def died(*args):
+        lost.append(args)
+        store._after_commit = real
+
+    store._after_commit = died
+    return lost
+
+
+async def test_sweep_sends_the_turn_entry_of_a_commit_whose_process_died(store):
+    table = await store.create_table(game="prsi", seats=people(3), chat_id=-9, seed=5,
+                                     settings=LobbySettings(players=3, turn_seconds=None))
+    await drain(store)
+    seat = engine.awaiting(table.state)[0]
+    crash_after_next_commit(store)
+    now = store.clock()
+    res = await store.apply(table.id, seat, engine.computer_action(table.state, seat), now=now)
+    assert await drain(store) == []  # the process died before telling the bot
+    assert await store.sweep(now=now + 30, lease=None) == 1
+    nxt = engine.awaiting(res.table.state)[0]
+    entries = await drain(store)
+    assert [(e["kind"], e["seat"], e["version"]) for e in entries] == [("turn", nxt, 1)]
+
+
+async def test_sweep_sends_the_end_of_a_match_once_even_if_the_slow_follow_up_comes_later(store):
+    table = await store.create_table(game="prsi", seats=people(2), chat_id=-9, seed=9,
+                                     settings=LobbySettings(players=2, turn_seconds=None))
+    now = store.clock()
+    while True:
+        seat = engine.awaiting(table.state)[0]
+        action = engine.computer_action(table.state, seat)
+        if engine.apply(table.state, seat, action).state.over:
+            break
+        table = (await store.apply(table.id, seat, action, now=now)).table
+    await drain(store)
+    lost = crash_after_next_commit(store)
+    await store.apply(table.id, seat, action, now=now)
+    assert await drain(store) == [] and await store.ledger() == []
+    assert await store.sweep(now=now + 30, lease=None) == 1
+    entries = await drain(store)
+    assert [e["kind"] for e in entries] == ["round", "end"]
+    assert entries[0]["round"] == 5 and entries[1]["rated"] is True
+    assert [m["table"] for m in await store.ledger()] == [table.id]
+    # the first process was only slow: its follow-up arrives now and repeats nothing
+    await store._after_commit(*lost[0])
+    assert await drain(store) == []
+    assert len(await store.ledger()) == 1
+    assert await store.sweep(now=now + 60, lease=None) == 0
+
+
+async def test_a_late_follow_up_of_an_older_version_still_sends_its_entries(store):
+    table = await store.create_table(game="prsi", seats=people(3), chat_id=-9, seed=5,
+                                     settings=LobbySettings(players=3, turn_seconds=None))
+    await drain(store)
+    seat = engine.awaiting(table.state)[0]
+    lost = crash_after_next_commit(store)  # v1's follow-up is slow …
+    table = (await store.apply(table.id, seat, engine.computer_action(table.state, seat))).table
+    seat = engine.awaiting(table.state)[0]
+    await store.apply(table.id, seat, engine.computer_action(table.state, seat))  # … v2's is done
+    await store._after_commit(*lost[0])  # v1's arrives: its entry is sent, v2's due time stands
+    entries = await drain(store)
+    assert sorted(e["version"] for e in entries) == [1, 2]
+    assert int(await store.redis.hget(store.keys.deadline_versions, table.id)) == 2

@@ -255,7 +255,13 @@ async def test_sweep_records_a_rated_game_whose_last_commit_lost_its_follow_up(s
     assert await store.ledger() == []
     assert await store.sweep(now=now + 30, lease=None) == 1
     assert [m["table"] for m in await store.ledger()] == [table.id]
-    assert await store.redis.hget(store.keys.deadline_versions, table.id) is None  # forgotten once over
+    # once over, a tombstone: no due time, and no sweep repeats the repair
+    assert int(await store.redis.hget(store.keys.deadline_versions, table.id)) == -table.version - 1
+    assert await store.next_due(table.id) is None
+    assert await store.sweep(now=now + 60, lease=None) == 0 and len(await store.ledger()) == 1
+    await store.redis.delete(store.keys.table(table.id))  # 7 days later it expires: forgotten
+    assert await store.sweep(now=now + 90, lease=None) == 0
+    assert await store.redis.hget(store.keys.deadline_versions, table.id) is None
 
 
 async def test_sweep_forgets_expired_tables_and_runs_once_per_lease(store, store_factory):
@@ -272,3 +278,25 @@ async def test_sweep_forgets_expired_tables_and_runs_once_per_lease(store, store
     assert await store.redis.hget(versions, b.id) is not None
     await other.sweep(lease=None)
     assert await store.redis.hget(versions, b.id) is None
+
+
+async def test_a_worker_finding_the_game_over_leaves_a_lost_final_follow_up_to_the_sweep(store):
+    """Timer on: the final commit's process dies, the old turn deadline comes due first and the
+    worker finds the game over; the sweeper must still record the rated match."""
+    table = await store.create_table(game="prsi", seats=people(2), settings=T30, seed=9)
+    now = store.clock()
+    while True:
+        seat = engine.awaiting(table.state)[0]
+        action = engine.computer_action(table.state, seat)
+        if engine.apply(table.state, seat, action).state.over:
+            break
+        table = (await store.apply(table.id, seat, action, now=now)).table
+    await _crash_after_next_commit(store)
+    await store.apply(table.id, seat, action, now=now)
+    due = await store.next_due(table.id)
+    assert due is not None  # the last turn's deadline, never cleared
+    assert await store.tick(now=due + 0.01) == 0  # the worker sees the game over: nothing to play
+    assert await store.next_due(table.id) is None
+    assert await store.ledger() == []
+    assert await store.sweep(now=due + 30, lease=None) == 1
+    assert [m["table"] for m in await store.ledger()] == [table.id]
