@@ -472,7 +472,9 @@ class Deployment:
             reply = (await self.api.wait_for(rating_reply, timeout=15))[-1].text
             section = reply.split(f"<b>{label}</b>", 1)[1].split("\n\n", 1)[0]
             balance, place = final["balances"][p.seat], final["places"][p.seat]
-            assert f"{balance:+d} ({place}.)" in section, (p.name, balance, place, reply)
+            # e.g. "Last results: +13 (place 2)": the balance, then the place on that line.
+            shown = re.escape(f"{balance:+d}")
+            assert re.search(rf"{shown}\D+{place}\b", section), (p.name, balance, place, reply)
         return final_t
 
 
