@@ -344,6 +344,7 @@ class Store:
                 settings=lobby.settings, seed=seed, lobby_id=lobby.id,
             )
             await self._set_due(doc)  # before the flip: a crash right after it loses no deadline
+            await self._index(doc)  # … and the table is listed (a lost draft's ids are pruned on read)
             flipped = lobby.model_copy(deep=True)
             flipped.table_id = table.id
             flipped.version = lobby.version + 1
@@ -423,8 +424,8 @@ class Store:
             raise StoreError("busy", "table id taken")
         return self._table(doc, state), doc, new_turns
 
-    async def _register(self, doc: dict[str, Any], new_turns: list[str], scheduled: bool = False) -> None:
-        """Index a new table (chat, users), then schedule its first due time and tell the bot."""
+    async def _index(self, doc: dict[str, Any]) -> None:
+        """List a new table under its chat and its people (``chat_tables``, ``user_tables``)."""
         pipe = self.redis.pipeline(transaction=False)
         if doc["chat_id"] is not None:
             pipe.zadd(self.keys.chat_tables(doc["chat_id"]), {doc["id"]: doc["created"]})
@@ -432,6 +433,11 @@ class Store:
             if s["user_id"] is not None:
                 pipe.zadd(self.keys.user_tables(s["user_id"]), {doc["id"]: doc["created"]})
         await pipe.execute()
+
+    async def _register(self, doc: dict[str, Any], new_turns: list[str], scheduled: bool = False) -> None:
+        """Index a new table (unless ``scheduled``: :meth:`start` did both), schedule it, tell the bot."""
+        if not scheduled:
+            await self._index(doc)
         entries: list[dict[str, Any]] = []
         if doc["chat_id"] is not None:
             start = {

@@ -119,6 +119,30 @@ async def test_double_start_at_the_same_moment_makes_exactly_one_table(store, st
     assert [t.id for t in await store.chat_tables(-10)] == [tables[0].id]
     keys = [k async for k in store.redis.scan_iter(match=f"{store.keys.prefix}:{{g:*}}:table")]
     assert keys == [store.keys.table(tables[0].id)]  # the losers' drafts are gone
+    starts = []
+    while got := await store.outbox_read("bot", count=100, block_ms=0):
+        starts += [e for i, e in got if e["kind"] == "start"]
+        for i, _ in got:
+            await store.outbox_ack(i)
+    assert [e["table"] for e in starts] == [tables[0].id]  # announced once
+
+
+async def test_a_start_whose_process_dies_after_the_flip_is_listed_and_scheduled(store):
+    lobby = await store.create_lobby(chat_id=-10, game="prsi", creator=ALICE)
+    await store.join(lobby.id, BOB)
+
+    async def died(*args, **kwargs):
+        raise SystemExit  # the process dies right after the lobby flipped to the table
+
+    store._register = died
+    with pytest.raises(SystemExit):
+        await store.start(lobby.id, ALICE.id)
+    table_id = (await store.get_lobby(lobby.id)).table_id
+    assert table_id is not None
+    assert [t.id for t in await store.chat_tables(-10)] == [table_id]
+    assert [t.id for t in await store.user_tables(BOB.id)] == [table_id]
+    table = await store.get_table(table_id)
+    assert await store.next_due(table_id) == table.deadline is not None  # its turn timer runs
 
 
 async def test_no_joining_leaving_or_changing_after_the_start(store):
