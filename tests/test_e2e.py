@@ -459,8 +459,8 @@ class Deployment:
 
         final_t = (await self.api.wait_for(final_in, timeout=90))[-1]
         for p in self.players:
-            assert p.name in final_t
-            assert f"({final['balances'][p.seat]:+d})" in final_t, (final_t, final["balances"])
+            line = next((x for x in final_t.splitlines() if p.name in x), "")
+            assert re.search(_signed(final["balances"][p.seat]), line), (p.name, final_t, final["balances"])
         label = {"prsi": "Prší", "penki": "Penki"}[game]
         for p in self.players:
             mark = time.monotonic()
@@ -473,8 +473,7 @@ class Deployment:
             section = reply.split(f"<b>{label}</b>", 1)[1].split("\n\n", 1)[0]
             balance, place = final["balances"][p.seat], final["places"][p.seat]
             # e.g. "Last results: +13 (place 2)": the balance, then the place on that line.
-            shown = re.escape(f"{balance:+d}")
-            assert re.search(rf"{shown}\D+{place}\b", section), (p.name, balance, place, reply)
+            assert re.search(rf"{_signed(balance)}\D+{place}\b", section), (p.name, balance, place, reply)
         return final_t
 
 
@@ -740,6 +739,13 @@ def _table_link(api, chat_id: int) -> str | None:
                 if q.get(key):
                     return q[key][0]
     return None
+
+
+def _signed(n: int) -> str:
+    """A regex for a balance as a text shows it: +13, -70 or −70, and 0 as 0, +0 or ±0."""
+    if n == 0:
+        return r"(?<![\d])[+±]?0(?!\d)"
+    return (r"\+" if n > 0 else "[-−]") + rf"{abs(n)}(?!\d)"
 
 
 def _turn_messages(api, user_id: int) -> list:
