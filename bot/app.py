@@ -71,6 +71,7 @@ class BotRuntime:
         self.dp = self._dispatcher()
         self._tasks: list[asyncio.Task[Any]] = []
         self._stop = asyncio.Event()
+        self._polling = False
 
     def _dispatcher(self) -> Dispatcher:
         dp = Dispatcher(name="karty")
@@ -96,6 +97,7 @@ class BotRuntime:
         self._tasks.append(asyncio.create_task(self.notifier.run(self._stop), name="karty-notifier"))
 
     def start_polling(self) -> None:
+        self._polling = True
         self._tasks.append(asyncio.create_task(self._poll(), name="karty-polling"))
 
     async def _poll(self) -> None:
@@ -128,8 +130,9 @@ class BotRuntime:
         self._tasks.clear()
         await self.notifier.close()
         await self.lobbies.close()
-        with contextlib.suppress(Exception):
-            await self.dp.emit_shutdown(bot=self.bot)
+        if not self._polling:  # a cancelled start_polling has emitted it already
+            with contextlib.suppress(Exception):
+                await self.dp.emit_shutdown(bot=self.bot)
         await self.bot.session.close()
 
 
@@ -157,8 +160,8 @@ async def setup_bot(app: web.Application, store: Any, settings: BotSettings) -> 
         ).register(app, path=settings.webhook_path)
 
     async def bot_ctx(_app: web.Application) -> AsyncIterator[None]:
-        await runtime.dp.emit_startup(bot=runtime.bot)
-        if settings.webhook_url:
+        if settings.webhook_url:  # (start_polling emits startup and shutdown itself)
+            await runtime.dp.emit_startup(bot=runtime.bot)
             try:
                 await runtime.set_webhook()
             except Exception:
