@@ -119,7 +119,11 @@ def make_router() -> Router:
             if not already and lobby.chat_id != user.id:
                 await prober.probe(user.id)
         elif action is LobbyAction.leave:
-            lobby = await store.leave(lid, user.id)
+            before = await _lobby(store, lid)
+            await store.leave(lid, user.id)
+            if before.seat_of(user.id) is None:  # nothing changed: no edit
+                await query.answer(texts.error_text("not_seated"))
+                return
             await query.answer(_("You left the table."))
         elif action is LobbyAction.computer:
             await store.add_computer(lid, user.id)
