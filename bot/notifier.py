@@ -7,13 +7,17 @@ Entries (docs/CONTRACTS.md §2, ``store.outbox_read``), all with ``table``,
   chat (its forum topic) with the Open button;
 * ``turn`` (``seat``, ``user_id``, ``version``, ``deadline``) → a private "your turn"
   message with a button back to the table — only when the player has no open Mini
-  App (``store.is_present``), is reachable, and only once per (table, seat, version);
+  App (``store.is_present``), is reachable, the table still awaits that seat (an entry
+  handled late, after the move was made or the timer played, is dropped), and only
+  once per (table, seat, version);
 * ``round`` (``round``, ``round_points``, ``points``, ``winner``, ``names``) → Prší round
   result in the chat;
 * ``end`` (``places``, ``balances``, ``names``, ``rated``) → the final table in the chat.
 
 The notifier runs apart from moves: a failed send never loses, blocks or repeats a
-move. Each entry is acknowledged after it was handled (also when handling failed,
+move. A chat entry redelivered after a crash (sent, not yet acknowledged) is not
+posted twice: each ``(kind, table, version, round)`` is sent once. Each entry is
+acknowledged after it was handled (also when handling failed,
 after logging — a poison entry must not stall the queue). Entries of one chat (or,
 for ``turn``, one user) are handled in order by that lane's task; lanes run
 concurrently, so one slow chat delays no other. Chat texts use the language of the
@@ -55,6 +59,7 @@ class Notifier:
         self.settings = settings
         self.consumer = consumer
         self.turns = SeenIds(store, "turn", ttl=3 * 86400)
+        self.posts = SeenIds(store, "post", ttl=3 * 86400)
         self.handled = 0
         self.queued = 0
         self._lanes: dict[Any, asyncio.Queue[tuple[str, dict[str, Any]]]] = {}
@@ -175,6 +180,8 @@ class Notifier:
             return
         if not await self.store.is_reachable(user_id):
             return
+        if not await self._still_awaited(table_id, entry.get("seat")):
+            return
         if not await self.turns.first(f"{table_id}:{entry.get('seat')}:{entry.get('version')}"):
             return
         locale = await self._language(user_id)
@@ -185,8 +192,27 @@ class Notifier:
             markup = await keyboards.open_keyboard(self.bot, self.settings, table_id, chat_id=user_id)
         await self.sender.send_message(user_id, text, reply_markup=markup)
 
+    async def _still_awaited(self, table_id: str, seat: Any) -> bool:
+        """False when the stored table is over or no longer waits for ``seat`` (a stale entry)."""
+        try:
+            table = await self.store.get_table(table_id)
+        except Exception:
+            log.exception("get_table %s", table_id)
+            return True
+        if table is None:
+            return True  # nothing to check against; the entry is all there is
+        try:
+            import engine
+
+            return not table.state.over and seat in engine.awaiting(table.state)
+        except Exception:
+            log.exception("awaiting() of table %s", table_id)
+            return True
+
     async def chat_event(self, kind: str, entry: dict[str, Any]) -> None:
         chat_id = entry["chat_id"]
+        if not await self.posts.first(f"{kind}:{entry.get('table')}:{entry.get('version')}:{entry.get('round')}"):
+            return
         table = await self._table_like(entry)
         first_person = next((s.user_id for s in table.seats if s.user_id and not s.computer), None)
         locale = await self._language(first_person)
