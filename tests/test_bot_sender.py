@@ -134,3 +134,37 @@ async def test_rate_limiter_window():
     limiter.release()
     await limiter.acquire()
     assert now[0] == pytest.approx(16.0)
+
+
+async def test_default_overall_limit_thirty_per_second(api):
+    """45 private chats at once with the production defaults: never more than 30 in any second."""
+    bot = api.make_bot()
+    sender = Sender(bot, _Store())
+    try:
+        started = time.monotonic()
+        await asyncio.gather(*(sender.send_message(100 + i, "x") for i in range(45)))
+        ts = [c.ts for c in api.sent_messages()]
+        assert len(ts) == 45
+        assert max_in_window(ts, 1.0) <= 30
+        assert time.monotonic() - started >= 1 - TOL
+    finally:
+        await bot.session.close()
+
+
+async def test_retry_after_in_a_group_holds_that_group_only(api):
+    """A 429 in one group is waited out there; another chat is served meanwhile, in order."""
+    bot = api.make_bot()
+    sender = Sender(bot, _Store(), rate_chat=50)
+    try:
+        api.fail(GROUP_A, status=429, retry_after=2, times=1)
+        started = time.monotonic()
+        late = asyncio.create_task(sender.send_message(GROUP_A, "a1"))
+        await asyncio.sleep(0.1)
+        later = asyncio.create_task(sender.send_message(GROUP_A, "a2"))
+        other = await sender.send_message(GROUP_B, "b1")
+        assert other is not None and time.monotonic() - started < 1
+        await asyncio.gather(late, later)
+        assert [c.text for c in api.sent_messages(GROUP_A)] == ["a1", "a2"]
+        assert api.sent_messages(GROUP_A)[0].ts - started >= 2 - TOL
+    finally:
+        await bot.session.close()
