@@ -11,7 +11,7 @@ key                                            type       contents / lifetime
 ``P:{g:<table>}:events``                       channel    pub/sub: ``{table, version, seat, by, events}`` after every commit
 ``P:{g:<table>}:here:<user>``                  string     presence heartbeat, short TTL (default 30 s)
 ``P:{l:<lobby>}:lobby``                        hash       ``version``, ``doc`` (lobby JSON); 1 h since the last change (S1)
-``P:{c:<chat>}:lobbies`` / ``:tables``         zset       lobby / table ids of a chat, score = created (epoch s); stale ids pruned on read
+``P:{c:<chat>}:lobbies`` / ``:tables``         zset       lobby / table ids of a chat, score = created (epoch s); stale ids pruned on read, 90 d trimmed
 ``P:{u:<user>}:tables``                        zset       table ids of a user, score = created
 ``P:users``                                    hash       user id → User JSON (no TTL)
 ``P:unreachable``                              set        user ids that blocked the bot

@@ -77,6 +77,7 @@ OUTBOX_MAXLEN = 10_000
 OUTBOX_GROUP = "bot"
 MAX_TRIES = 200  # compare-and-set attempts before StoreError("busy")
 RESULTS_KEPT = 50
+INDEX_KEEP = 90 * 24 * 3600  # chat/user index entries older than this are trimmed (their tables are long gone)
 CALLOUTS = frozenset({"zevok", "one_card", "how_many"})
 BYS = ("player", "timer", "computer")
 
@@ -187,7 +188,11 @@ class Store:
         ok = await self._cas(keys=[self.keys.lobby(lobby.id)], args=["", 1, lobby.model_dump_json(), LOBBY_TTL])
         if not int(ok):  # pragma: no cover - a 48-bit id collision
             raise StoreError("busy", "lobby id taken")
-        await self.redis.zadd(self.keys.chat_lobbies(chat_id), {lobby.id: self.clock()})
+        now = self.clock()
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zadd(self.keys.chat_lobbies(chat_id), {lobby.id: now})
+        pipe.zremrangebyscore(self.keys.chat_lobbies(chat_id), "-inf", now - INDEX_KEEP)
+        await pipe.execute()
         await self.save_user(creator)
         return lobby
 
@@ -425,13 +430,17 @@ class Store:
         return self._table(doc, state), doc, new_turns
 
     async def _index(self, doc: dict[str, Any]) -> None:
-        """List a new table under its chat and its people (``chat_tables``, ``user_tables``)."""
+        """List a new table under its chat and its people (``chat_tables``, ``user_tables``).
+
+        Reads prune ids of expired tables only among the newest; entries older than
+        :data:`INDEX_KEEP` are trimmed here, so the indexes do not grow without end.
+        """
+        keys = [self.keys.chat_tables(doc["chat_id"])] if doc["chat_id"] is not None else []
+        keys += [self.keys.user_tables(s["user_id"]) for s in doc["seats"] if s["user_id"] is not None]
         pipe = self.redis.pipeline(transaction=False)
-        if doc["chat_id"] is not None:
-            pipe.zadd(self.keys.chat_tables(doc["chat_id"]), {doc["id"]: doc["created"]})
-        for s in doc["seats"]:
-            if s["user_id"] is not None:
-                pipe.zadd(self.keys.user_tables(s["user_id"]), {doc["id"]: doc["created"]})
+        for key in keys:
+            pipe.zadd(key, {doc["id"]: doc["created"]})
+            pipe.zremrangebyscore(key, "-inf", doc["created"] - INDEX_KEEP)
         await pipe.execute()
 
     async def _register(self, doc: dict[str, Any], new_turns: list[str], scheduled: bool = False) -> None:

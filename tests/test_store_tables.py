@@ -229,6 +229,21 @@ async def test_chat_and_user_tables_list_live_tables_newest_first(store):
     assert [t.id for t in await store.chat_tables(-5)] == [b.id]
 
 
+async def test_table_and_lobby_indexes_do_not_grow_without_end(store):
+    from store import User
+    from store.store import INDEX_KEEP
+
+    now = store.clock()
+    old = now - INDEX_KEEP - 60
+    for key in (store.keys.chat_tables(-5), store.keys.user_tables(101), store.keys.chat_lobbies(-5)):
+        await store.redis.zadd(key, {"ancient": old, "recent": now - 60})
+    await store.create_table(game="prsi", seats=people(), chat_id=-5)
+    await store.create_lobby(chat_id=-5, game="prsi", creator=User(id=101, name="P"))
+    for key in (store.keys.chat_tables(-5), store.keys.user_tables(101), store.keys.chat_lobbies(-5)):
+        members = await store.redis.zrange(key, 0, -1)
+        assert "ancient" not in members and "recent" in members
+
+
 async def test_presence_heartbeat_expires(store):
     await store.heartbeat("t1", 7, ttl=30)
     assert await store.is_present("t1", 7)
