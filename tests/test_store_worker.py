@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sys
+
+import pytest
 
 import engine
 from store import LobbySettings, Seat
@@ -300,3 +303,40 @@ async def test_a_worker_finding_the_game_over_leaves_a_lost_final_follow_up_to_t
     assert await store.ledger() == []
     assert await store.sweep(now=due + 30, lease=None) == 1
     assert [m["table"] for m in await store.ledger()] == [table.id]
+
+
+WORKER = r'''
+import asyncio, sys
+from store import Store
+
+async def main(url, prefix, now):
+    st = Store.from_url(url, prefix=prefix)
+    moved = 0
+    for _ in range(6):
+        moved += await st.tick(now=now)
+    await st.close()
+    print(moved)
+
+asyncio.run(main(sys.argv[1], sys.argv[2], float(sys.argv[3])))
+'''
+
+
+@pytest.mark.redis
+async def test_worker_processes_claim_each_due_table_exactly_once(real_store, redis_url):
+    """Two OS processes and this one tick at the same moment over 20 due tables: one move each."""
+    tables = [await real_store.create_table(game="prsi", seats=people(3), settings=T30, seed=i) for i in range(20)]
+    now = max(t.deadline for t in tables) + 0.01
+    procs = [
+        await asyncio.create_subprocess_exec(sys.executable, "-c", WORKER, redis_url, real_store.keys.prefix,
+                                             repr(now), stdout=asyncio.subprocess.PIPE,
+                                             stderr=asyncio.subprocess.PIPE)
+        for _ in range(2)
+    ]
+    here = sum(await asyncio.gather(*(real_store.tick(now=now) for _ in range(6))))
+    outs = [await asyncio.wait_for(p.communicate(), 60) for p in procs]
+    for proc, (_, err) in zip(procs, outs, strict=True):
+        assert proc.returncode == 0, err.decode()
+    assert here + sum(int(out) for out, _ in outs) == 20
+    for t in tables:
+        entries = await real_store.log(t.id)
+        assert [(e["version"], e["by"]) for e in entries] == [(1, "timer")]
