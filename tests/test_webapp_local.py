@@ -126,3 +126,21 @@ async def test_python_m_webapp_local_prints_the_url_and_serves(tmp_path):
     finally:
         proc.terminate()
         await asyncio.wait_for(proc.wait(), 20)
+
+
+async def test_the_server_keeps_its_keys_under_karty_prefix(aiohttp_client, monkeypatch):
+    """README/CONTRACTS: KARTY_PREFIX prefixes every key (several deployments on one Redis)."""
+    from webapp.keys import STORE
+
+    monkeypatch.setenv("KARTY_PREFIX", "karty-other")
+    settings = WebSettings(redis_url=f"redis://127.0.0.1:{closed_port()}/0", local_play=True, bot_token=None,
+                           run_worker=False)
+    client = await aiohttp_client(await build(settings))
+    store = client.app[STORE]
+    assert store.keys.prefix == "karty-other"
+    login = await (await client.post("/api/local/login", json={"name": "Tester"})).json()
+    resp = await client.post("/api/local/tables", json={"game": "prsi", "players": 2},
+                             headers={"Authorization": f"tma {login['init_data']}"})
+    assert resp.status == 201
+    keys = [k async for k in store.redis.scan_iter(match="*")]
+    assert keys and all(k.startswith("karty-other:") for k in keys), keys

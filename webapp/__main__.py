@@ -2,7 +2,7 @@
 
 Composes the settings (:class:`~webapp.settings.WebSettings` from the environment;
 ``--local`` turns local play on, ``--host``/``--port`` override ``HOST``/``PORT``),
-connects the store to ``REDIS_URL`` (in local play, when no Redis answers there, an
+connects the store to ``REDIS_URL`` under ``KARTY_PREFIX`` (in local play, when no Redis answers there, an
 embedded fakeredis server is started instead), builds the app with
 :func:`webapp.app.create_app`, mounts the bot (``bot.setup_bot``) when ``BOT_TOKEN`` is
 set, prints the URL and serves until interrupted.
@@ -40,7 +40,7 @@ async def build(settings: WebSettings, bot_settings: object | None = None) -> we
     only when ``settings`` has a bot token. Raises ``SystemExit`` when no Redis answers
     and local play is off.
     """
-    from store import Store
+    from store import Store, StoreSettings
 
     embedded: EmbeddedRedis | None = None
     url = settings.redis_url
@@ -51,7 +51,7 @@ async def build(settings: WebSettings, bot_settings: object | None = None) -> we
         url = embedded.url
         log.warning("no Redis at %s: using an embedded fakeredis at %s (data is lost on exit)",
                     settings.redis_url, url)
-    store = Store.from_url(url)
+    store = Store.from_url(url, prefix=StoreSettings().prefix)  # KARTY_PREFIX
     app = create_app(settings, store)
 
     async def resources(app: web.Application) -> AsyncIterator[None]:
