@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Mapping
+from datetime import date, timedelta
 from typing import Any
 
+from aiogram.utils.i18n import get_i18n, ngettext
 from aiogram.utils.i18n import gettext as _
-from aiogram.utils.i18n import ngettext
 
 CALLOUTS = ("«ЗЕВОК!»", "«ОДНА КАРТА!»", "«СКОЛЬКО КАРТ?»")
 
@@ -318,9 +319,11 @@ def rating_text(name: str, per_game: Mapping[str, Mapping[str, Any]], *, in_chat
         lines.append("")
         lines.append(f"<b>{game_name(game)}</b>")
         for period in ("week", "month"):
-            key = esc(everyone.get(f"{period}_key", ""))
-            title = _("Week {key}") if period == "week" else _("Month {key}")
-            lines.append(title.format(key=key))
+            key = everyone.get(f"{period}_key", "")
+            if period == "week":
+                lines.append(_("This week ({dates})").format(dates=esc(period_label(key))))
+            else:
+                lines.append(_("This month ({month})").format(month=esc(period_label(key))))
             lines.append("  " + _("all players: {row}").format(row=_row(everyone.get(period))))
             if in_chat:
                 lines.append("  " + _("in this chat: {row}").format(row=_row(chat.get(period))))
@@ -332,6 +335,26 @@ def rating_text(name: str, per_game: Mapping[str, Mapping[str, Any]], *, in_chat
             )
             lines.append(_("Last results: {results}").format(results=results))
     return "\n".join(lines)
+
+
+def period_label(key: str) -> str:
+    """A leaderboard period key in words of the current locale: ``"2026-W49"`` → "Nov 30 – Dec 6",
+    ``"2026-11"`` → "November 2026" ("listopad 2026", "ноябрь 2026"); the key itself if unparsable."""
+    from babel.dates import format_date, format_interval
+
+    try:
+        locale = get_i18n().current_locale
+    except LookupError:
+        locale = "en"
+    try:
+        if "-W" in key:
+            year, week = key.split("-W")
+            monday = date.fromisocalendar(int(year), int(week), 1)
+            return format_interval(monday, monday + timedelta(days=6), "MMMd", locale=locale)
+        year, month = key.split("-")
+        return format_date(date(int(year), int(month), 1), "LLLL y", locale=locale)
+    except (ValueError, LookupError):
+        return key
 
 
 def top_text(boards: list[tuple[str, str, list[Mapping[str, Any]]]]) -> str:

@@ -105,3 +105,17 @@ def test_rules_follow_the_house_rules(lang):
     assert "+100, +10, −110" in text  # P14's example
     assert "3" in text.splitlines()[0] and "5" in text.splitlines()[0]
     assert "+1 " in text and "−1 " in text  # R19
+
+
+@pytest.mark.parametrize("lang,week,month", [
+    ("en", "Nov 30 – Dec 6", "November 2026"),
+    ("cs", "30. 11. – 6. 12.", "listopad 2026"),
+    ("ru", "30 нояб. — 6 дек.", "ноябрь 2026"),
+])
+def test_rating_periods_in_words(lang, week, month):
+    from bot import texts
+
+    with locale_scope(make_i18n(), lang):
+        assert texts.period_label("2026-W49").replace("\u2009", " ") == week  # CLDR puts thin spaces
+        assert texts.period_label("2026-11") == month
+        assert texts.period_label("nonsense") == "nonsense"

@@ -203,7 +203,7 @@ async def test_rating_shows_both_games_all_players_and_this_chat(fake_store, bot
     assert penki.count("all players: score -1 · rank 2 · 1 match") == 2
     assert penki.count("in this chat: score -1 · rank 2 · 1 match") == 2
     assert "Last results: -1 (place 2)" in penki
-    assert "Week " in text and "Month " in text
+    assert "This week (" in text and "This month (" in text
     # privately, no chat rows
     await rt.feed(message_update("/rating", user=tg_user(ANN, "Ann")))
     private = api.sent_messages(ANN)[-1].text
