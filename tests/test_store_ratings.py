@@ -108,6 +108,12 @@ async def test_the_ledger_is_appended_once_per_table(store):
         "balances": {"1": 10, "2": -10}, "places": {"1": 1, "2": 2}, "names": {"1": "N1", "2": "N2"},
     }
     assert await store.redis.ttl(store.keys.ledger) == -1  # durable
+    # S7: the leaderboards, results and names never expire either
+    boards = [k async for k in store.redis.scan_iter(match=store.keys.board_pattern)]
+    results = [k async for k in store.redis.scan_iter(match=store.keys.results_pattern)]
+    assert len(boards) == 4 and len(results) == 2  # everyone and chat 7 × week and month
+    for key in [*boards, *results, store.keys.names]:
+        assert await store.redis.ttl(key) == -1, key
 
 
 async def test_user_rating_has_week_month_rank_and_last_results(store):
