@@ -330,3 +330,34 @@ async def test_a_stuck_client_is_closed_not_waited_for():
     client.offer(state(1, []))
     await asyncio.wait_for(client.writer(send_timeout=0.1), 2)
     assert sock.closed_with is not None
+
+
+async def test_a_socket_on_another_process_gets_every_version_through_pub_sub(
+    web_client, aiohttp_client, store, store_factory, init
+):
+    """Two server processes on one Redis: moves posted to one reach sockets on the other at once
+    (pub/sub, not the slow resync poll), each with its own view."""
+    from conftest import WEB_BOT_TOKEN
+
+    from webapp.app import create_app
+    from webapp.settings import WebSettings
+
+    posting = await web_client(ws_resync_seconds=300)
+    settings = WebSettings(bot_token=WEB_BOT_TOKEN, local_play=False, run_worker=False, ws_resync_seconds=300)
+    watching = await aiohttp_client(create_app(settings, await store_factory()))
+    table = await new_table(store)
+    sockets = {f"u{ANN}": await connect(watching, table.id, init(ANN)), None: await connect(watching, table.id, init(EVE))}
+    for ws in sockets.values():
+        await recv_state(ws)
+    await asyncio.sleep(0.6)  # the subscription is live (its first resync pass is at 0.5 s)
+    for _ in range(6):
+        table = await store.get_table(table.id)
+        mover = engine.awaiting(table.state)[0]
+        done = await act(posting, table.id, mover, engine.computer_action(table.state, mover), init)
+        state = (await store.get_table(table.id)).state
+        for seat, ws in sockets.items():
+            msg = await recv_state(ws, timeout=3)
+            assert msg["version"] == done["version"] and msg["events"] == done["events"]
+            assert msg["view"] == engine.view(state, seat)
+    for ws in sockets.values():
+        await ws.close()
