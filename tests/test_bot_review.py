@@ -234,3 +234,22 @@ async def test_long_polling_emits_startup_and_shutdown_once(fake_store, fake_bot
     await api.wait_for(lambda: api.sent_messages(ANN), timeout=10)
     await client.close()
     assert events == ["startup", "shutdown"]
+
+
+async def test_presses_whose_answer_fails_still_update_the_lobby(fake_store, bot_runtime, fake_bot_api):
+    """answerCallbackQuery refused (the query is too old after a slow update or a restart): the
+    join and the start still show in the lobby message."""
+    api = fake_bot_api
+    rt = await bot_runtime(fake_store)
+    chat = tg_chat(GROUP)
+    await rt.feed(message_update("/new", user=tg_user(ANN, "Ann"), chat=chat))
+    api.fail("*", status=400, times=None, methods={"answerCallbackQuery"},
+             description="Bad Request: query is too old and response timeout expired or query ID is invalid")
+    await rt.feed(callback_update("new:prsi", user=tg_user(ANN, "Ann"), chat=chat))
+    lobby = (await fake_store.chat_lobbies(GROUP))[0]
+    await rt.feed(callback_update(f"lb:{lobby.id}:join", user=tg_user(BOB, "Bob"), chat=chat))
+    await rt.lobbies.drain()
+    assert "Bob" in api.calls_of("editMessageText")[-1].text
+    await rt.feed(callback_update(f"lb:{lobby.id}:start", user=tg_user(ANN, "Ann"), chat=chat))
+    assert "the game is on" in api.calls_of("editMessageText")[-1].text
+    assert api.calls_of("answerCallbackQuery", ok=False)

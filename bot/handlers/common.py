@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from aiogram.types import Message
+from aiogram.exceptions import TelegramAPIError
+from aiogram.types import CallbackQuery, Message
 from aiogram.types import User as TgUser
 
 from bot.i18n import display_name, pick_language
+
+log = logging.getLogger(__name__)
 
 
 def thread_of(message: Message | None) -> int | None:
@@ -27,3 +31,13 @@ def store_user(user: Any, tg_user: TgUser) -> Any:
 
     return User(id=tg_user.id, name=display_name(tg_user), username=tg_user.username,
                 language=pick_language(tg_user.language_code))
+
+
+async def answer(query: CallbackQuery, text: str | None = None, *, show_alert: bool = False) -> None:
+    """Answer a callback query; a failure (the query is too old after a slow update or a
+    restart, the network) is logged and swallowed, so what the press did is still shown
+    (the lobby message edited)."""
+    try:
+        await query.answer(text, show_alert=show_alert)
+    except TelegramAPIError as exc:
+        log.info("could not answer callback %s: %s", query.id, exc)

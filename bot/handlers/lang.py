@@ -11,7 +11,7 @@ from aiogram.utils.i18n import I18n
 
 from bot import keyboards, texts
 from bot.callbacks import LangCb
-from bot.handlers.common import thread_of
+from bot.handlers.common import answer, thread_of
 from bot.i18n import LANGUAGES, LanguagePrefs, UserLocaleMiddleware, display_name
 from bot.sender import Sender
 
@@ -36,6 +36,6 @@ def make_router() -> Router:
         i18n_middleware.forget(tg.id)
         with i18n.use_locale(code):
             done = texts.lang_done()
-        await query.answer(done)
+        await answer(query, done)
 
     return router

@@ -21,7 +21,7 @@ from aiogram.utils.i18n import gettext as _
 
 from bot import keyboards, texts
 from bot.callbacks import LobbyAction, LobbyCb, NewCb
-from bot.handlers.common import store_user, thread_of
+from bot.handlers.common import answer, store_user, thread_of
 from bot.lobbies import LobbyMessages
 from bot.sender import Sender
 
@@ -92,7 +92,7 @@ def make_router() -> Router:
     @router.callback_query(NewCb.filter(F.game.in_({"prsi", "penki"})))
     async def on_new(query: CallbackQuery, callback_data: NewCb, store: Any, lobbies: LobbyMessages,
                      prober: Prober, user: Any = None) -> None:
-        await query.answer()
+        await answer(query)
         message = query.message
         if not isinstance(message, Message):
             return
@@ -108,38 +108,38 @@ def make_router() -> Router:
         action = callback_data.action
         if action is LobbyAction.start:
             await store.start(lid, user.id)
-            await query.answer(_("The game begins!"))
+            await answer(query, _("The game begins!"))
             await lobbies.refresh(lid)
             return
         if action is LobbyAction.join:
             before = await store.get_lobby(lid)
             lobby = await store.join(lid, user)
             already = before is not None and before.seat_of(user.id) is not None
-            await query.answer(texts.error_text("already") if already else _("You took a seat."))
+            await answer(query, texts.error_text("already") if already else _("You took a seat."))
             if not already and lobby.chat_id != user.id:
                 await prober.probe(user.id)
         elif action is LobbyAction.leave:
             before = await _lobby(store, lid)
             await store.leave(lid, user.id)
             if before.seat_of(user.id) is None:  # nothing changed: no edit
-                await query.answer(texts.error_text("not_seated"))
+                await answer(query, texts.error_text("not_seated"))
                 return
-            await query.answer(_("You left the table."))
+            await answer(query, _("You left the table."))
         elif action is LobbyAction.computer:
             await store.add_computer(lid, user.id)
-            await query.answer(_("A computer player sat down."))
+            await answer(query, _("A computer player sat down."))
         elif action is LobbyAction.time:
             lobby = await _lobby(store, lid)
             new = keyboards.next_time(lobby.settings.turn_seconds)
             await store.update_settings(lid, user.id, turn_seconds=new)
-            await query.answer(_("Turn time: {time}").format(time=texts.turn_time(new)))
+            await answer(query, _("Turn time: {time}").format(time=texts.turn_time(new)))
         elif action is LobbyAction.players:
             lobby = await _lobby(store, lid)
             n = keyboards.next_players(lobby.game, lobby.settings.players)
             if n < len(lobby.seats):
                 n = max(len(lobby.seats), n)
             await store.update_settings(lid, user.id, players=n)
-            await query.answer(_("Players: {n}").format(n=n))
+            await answer(query, _("Players: {n}").format(n=n))
         lobbies.touch(lid)
 
     return router
