@@ -134,6 +134,16 @@ const T = {
     timer_off: "off",
     my_tables: "My tables",
     discarded: "Бита",
+    lead_hint: "Your lead: play any card",
+    beat_hint: "Beat the top card or take the bottom one",
+    last_moves: "Last moves",
+    callouts: "Callouts",
+    tap_move_or_draw: "Tap the stock to draw, or your pile to move its top card",
+    tap_target_move: "Tap the pile to move your top card to (yours to cancel)",
+    secs: "{n} s",
+    period_week: "Week {w}: {from} – {to}",
+    rating_line: "{score} · place {rank} · {matches}",
+    matches_n: "matches: {n}",
   },
   cs: {
     app: "Karty",
@@ -260,6 +270,16 @@ const T = {
     timer_off: "vypnuto",
     my_tables: "Moje stoly",
     discarded: "Бита",
+    lead_hint: "Vynášíte: zahrajte libovolnou kartu",
+    beat_hint: "Přebijte horní kartu, nebo vezměte spodní",
+    last_moves: "Poslední tahy",
+    callouts: "Hlášky",
+    tap_move_or_draw: "Lízněte z balíčku, nebo ťukněte na svou hromádku a přesuňte její horní kartu",
+    tap_target_move: "Ťukněte na hromádku, kam horní kartu přesunout (na svou = zrušit)",
+    secs: "{n} s",
+    period_week: "{w}. týden: {from} – {to}",
+    rating_line: "{score} · {rank}. místo · {matches}",
+    matches_n: "zápasy: {n}",
   },
   ru: {
     app: "Карты",
@@ -386,6 +406,16 @@ const T = {
     timer_off: "выкл.",
     my_tables: "Мои столы",
     discarded: "Бита",
+    lead_hint: "Ваш заход: сыграйте любую карту",
+    beat_hint: "Побейте верхнюю карту или возьмите нижнюю",
+    last_moves: "Последние ходы",
+    callouts: "Выкрики",
+    tap_move_or_draw: "Возьмите карту из колоды или нажмите на свою стопку, чтобы переложить верхнюю",
+    tap_target_move: "Нажмите на стопку, куда переложить верхнюю карту (на свою — отмена)",
+    secs: "{n} с",
+    period_week: "Неделя {w}: {from} – {to}",
+    rating_line: "{score} · место {rank} · {matches}",
+    matches_n: "игр: {n}",
   },
 };
 
@@ -525,4 +555,31 @@ export function cardShort(card, faces) {
 export function suitName(suit, faces) {
   const n = names(faces);
   return (n.suitNames || n.suits)[suit] || suit;
+}
+
+/**
+ * A leaderboard period key in words: "2026-W49" → "Week 49: 30 Nov – 6 Dec",
+ * "2026-11" → "November 2026" (in the user's language).
+ */
+export function periodLabel(key) {
+  const week = /^(\d{4})-W(\d{1,2})$/.exec(key || "");
+  try {
+    if (week) {
+      const [y, w] = [Number(week[1]), Number(week[2])];
+      const jan4 = new Date(Date.UTC(y, 0, 4));
+      const monday = new Date(jan4.getTime() - ((jan4.getUTCDay() + 6) % 7) * 86400000 + (w - 1) * 7 * 86400000);
+      const sunday = new Date(monday.getTime() + 6 * 86400000);
+      const fmt = new Intl.DateTimeFormat(lang, { day: "numeric", month: "short", timeZone: "UTC" });
+      return t("period_week", { w, from: fmt.format(monday), to: fmt.format(sunday) });
+    }
+    const month = /^(\d{4})-(\d{2})$/.exec(key || "");
+    if (month) {
+      const d = new Date(Date.UTC(Number(month[1]), Number(month[2]) - 1, 1));
+      const text = new Intl.DateTimeFormat(lang, { month: "long", year: "numeric", timeZone: "UTC" }).format(d);
+      return text.charAt(0).toUpperCase() + text.slice(1);
+    }
+  } catch {
+    /* an old browser: the key as it is */
+  }
+  return String(key || "");
 }

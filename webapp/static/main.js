@@ -323,7 +323,7 @@ function announce(events) {
     if (ev.a === "zevok" || ev.a === "how_many" || ev.a === "one_card") {
       banner(eventText(ev, game), "callout");
       if (ev.seat !== state.seat) tg?.impact("medium");
-    } else if (ev.a === "bita") {
+    } else if (ev.a === "bita" || ev.a === "phase2") {
       banner(eventText(ev, game), "bita");
     } else if (ev.a === "round_end") {
       roundEnd = ev;

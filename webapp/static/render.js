@@ -228,7 +228,7 @@ export function eventText(ev, game) {
 
 function ticker(game) {
   const items = state.ticker.slice(-3).reverse();
-  const list = h("ol", { class: "ticker", "aria-label": "last moves" });
+  const list = h("ol", { class: "ticker", "aria-label": t("last_moves") });
   if (!items.length) list.appendChild(h("li", { class: "muted" }, t("ticker_empty")));
   items.forEach((item, i) => {
     const li = h("li", { class: i === 0 ? "newest" : "" }, eventText(item.event, game));
@@ -491,9 +491,9 @@ export function suitChooser(card, onChoose) {
 export function prsiScoreTable() {
   const v = state.view;
   const players = v.players.map((p) => p.id);
-  const table = h("table", { class: "scores" });
+  const table = h("table", { class: `scores match${players.length > 3 ? " many-cols" : ""}` });
   table.appendChild(
-    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "#"), players.map((p) => h("th", { scope: "col" }, nameOf(p))))),
+    h("thead", {}, h("tr", {}, h("th", { scope: "col", class: "rowhead" }, "#"), players.map((p) => h("th", { scope: "col", title: nameOf(p) }, nameOf(p))))),
   );
   const body = h("tbody");
   const hist = v.history || [];
@@ -619,7 +619,12 @@ function penkiPhase1(handlers) {
     drawn = h("div", { class: "card slot big drawn-slot", "aria-hidden": "true" });
   }
   let hint = "";
-  if (myTurn()) hint = state.selected ? t("tap_target") : v.drawn ? t("tap_target") : t("tap_to_draw");
+  // The same words whether or not a card fits anywhere: noticing a fit is the game.
+  if (myTurn()) {
+    if (v.drawn || state.selected === "drawn") hint = t("tap_target");
+    else if (state.selected === "pile") hint = t("tap_target_move");
+    else hint = my?.pile_top ? t("tap_move_or_draw") : t("tap_to_draw");
+  }
   return [
     h("section", { class: "piles opponents", "aria-label": t("players") }, opps.map((p) => penkiPileTile(p, handlers, { mine: false }))),
     h("section", { class: "center felt-center" }, stock, drawn, h("div", { class: "center-side" }, h("p", { class: "hint" }, hint))),
@@ -636,7 +641,8 @@ function penkiPhase1(handlers) {
 function penkiTable() {
   const v = state.view;
   const table = v.table || [];
-  if (!table.length) return h("div", { class: "ptable empty" }, h("span", { class: "muted" }, t("table_empty")));
+  if (!table.length)
+    return h("div", { class: "ptable empty" }, h("span", { class: "empty-text" }, myTurn() && !v.penalty ? t("lead_hint") : t("table_empty")));
   const bottom = table[0];
   const top = table[table.length - 1];
   const box = h("div", { class: "ptable", role: "group", "aria-label": `${t("table")}: ${table.length}` });
@@ -656,23 +662,37 @@ function penkiPhase2(handlers) {
   const opps = opponentsOrder();
   const plays = new Set(legalOf("play").map((a) => a.card));
   const my = me();
+  // A penalty hand-over: who still owes a card, and who gets them (public: the banner said so).
+  const giving = new Set(v.penalty?.from || []);
   const oppTiles = opps.map((p) =>
     h(
       "div",
-      { class: `opp${v.to_move === p.id && !v.over ? " to-move" : ""}${p.out ? " is-out" : ""}`, dataset: { seat: p.id }, role: "group", "aria-label": `${nameOf(p.id)}: ${cardsText(p.cards)}` },
+      {
+        class: `opp${v.to_move === p.id && !v.over ? " to-move" : ""}${p.out ? " is-out" : ""}${giving.has(p.id) ? " giving" : ""}${v.penalty?.to === p.id ? " receiving" : ""}`,
+        dataset: { seat: p.id },
+        role: "group",
+        "aria-label": `${nameOf(p.id)}: ${cardsText(p.cards)}`,
+      },
       h("div", { class: "opp-head" }, avatar(p.id), h("span", { class: "opp-name" }, nameOf(p.id))),
       p.out ? h("span", { class: "out-tag" }, v.places?.[p.id] ? `${t("place")} ${v.places[p.id]}` : t("out")) : fan(p.cards),
-      p.out ? null : h("span", { class: "badge count" }, String(p.cards)),
-      stumpsBadge(p),
+      h("div", { class: "opp-foot" }, stumpsBadge(p), p.out ? null : h("span", { class: "badge count" }, String(p.cards))),
       p.declared ? h("span", { class: "declared" }, callout("one_card")) : null,
     ),
   );
+  const beatHint = myTurn() && !v.penalty && (v.table || []).length > 0;
   const center = h(
     "section",
     { class: "center felt-center phase2" },
     h("div", { class: "trump", role: "img", "aria-label": `${t("trump")}: ♦` }, suitSvg("d", "french", 26), h("span", {}, t("trump"))),
     penkiTable(),
-    v.discarded ? h("div", { class: "center-side" }, h("div", { class: "phase-tag" }, `${t("discarded")}: ${v.discarded}`)) : null,
+    v.discarded || beatHint
+      ? h(
+          "div",
+          { class: "center-side" },
+          v.discarded ? h("div", { class: "phase-tag" }, `${t("discarded")}: ${v.discarded}`) : null,
+          beatHint ? h("p", { class: "hint" }, t("beat_hint")) : null,
+        )
+      : null,
   );
   const takeBtn = legalOf("take").length
     ? h("button", { type: "button", class: "btn action take", onclick: () => handlers.onAction({ a: "take" }) }, t("take"))
@@ -718,13 +738,13 @@ function calloutBar(handlers) {
   const kinds = ["zevok", "one_card", "how_many"];
   return h(
     "nav",
-    { class: "callouts", "aria-label": "callouts" },
+    { class: "callouts", "aria-label": t("callouts") },
     kinds.map((k) =>
       h(
         "button",
         {
           type: "button",
-          class: `callout callout-${k}`,
+          class: `callout callout-${k}${state.view.over || (k === "zevok") !== (state.view.phase === 1) ? " off-phase" : ""}`,
           dataset: { callout: k },
           lang: "ru",
           onpointerdown: (e) => e.currentTarget.classList.add("pressed"),

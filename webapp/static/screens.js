@@ -2,7 +2,7 @@
 // and the viewer's rating.
 
 import { suitSvg } from "./cards.js";
-import { t } from "./i18n.js";
+import { periodLabel, t } from "./i18n.js";
 import { h, icon } from "./render.js";
 
 export function renderLoading(root, text = t("loading")) {
@@ -81,7 +81,7 @@ export function renderLobby(root, { user, onNew, onOpen, onLeaderboard, onSignOu
   const timer = h(
     "select",
     { id: "turn-timer", "aria-label": t("turn_timer") },
-    [["", t("timer_off")], ["30", "30 s"], ["60", "60 s"], ["120", "120 s"]].map(([v, label]) => h("option", { value: v }, label)),
+    [["", t("timer_off")], ["30", t("secs", { n: 30 })], ["60", t("secs", { n: 60 })], ["120", t("secs", { n: 120 })]].map(([v, label]) => h("option", { value: v }, label)),
   );
   const myTables = h("div", { class: "my-tables" });
   if (tables) {
@@ -161,10 +161,13 @@ export function renderLeaderboard(root, { api, chatId, game: initialGame, onBack
   const rating = h("div", { class: "lb-rating" });
   const head = h("div", { class: "lb-head" });
 
+  let loads = 0;
   async function load() {
+    const mine = ++loads; // a quick tap on another tab: only the latest answer is shown
     body.replaceChildren(h("div", { class: "spinner small", "aria-hidden": "true" }));
     try {
       const data = await api.leaderboard(sel.game, sel.period, sel.scope === "chat" ? chatId : null);
+      if (mine !== loads) return;
       const rows = data?.rows || [];
       if (!rows.length) {
         body.replaceChildren(h("p", { class: "muted center-text" }, t("no_rows")));
@@ -191,14 +194,25 @@ export function renderLeaderboard(root, { api, chatId, game: initialGame, onBack
           ),
         );
       }
-      if (data?.period_key) body.prepend(h("p", { class: "muted small center-text" }, data.period_key));
+      if (data?.period_key) body.prepend(h("p", { class: "muted small center-text" }, periodLabel(data.period_key)));
     } catch (e) {
-      body.replaceChildren(h("p", { class: "muted center-text" }, String(e.message || e)));
+      if (mine !== loads) return;
+      body.replaceChildren(h("p", { class: "muted center-text" }, t("net_error")));
     }
     try {
       const r = await api.rating(sel.game);
+      if (mine !== loads) return;
       const row = (label, x) =>
-        h("div", { class: "rating-row" }, h("span", {}, label), h("strong", {}, x ? `${x.score > 0 ? "+" : ""}${x.score} · #${x.rank} · ${x.matches}` : "–"));
+        h(
+          "div",
+          { class: "rating-row" },
+          h("span", {}, label),
+          h(
+            "strong",
+            {},
+            x ? t("rating_line", { score: `${x.score > 0 ? "+" : ""}${x.score}`, rank: x.rank, matches: t("matches_n", { n: x.matches }) }) : "–",
+          ),
+        );
       rating.replaceChildren(h("h2", {}, t("my_rating")), row(t("week"), r?.week), row(t("month"), r?.month));
       if (r?.last?.length) {
         rating.appendChild(h("h3", {}, t("last_results")));
@@ -206,7 +220,7 @@ export function renderLeaderboard(root, { api, chatId, game: initialGame, onBack
           h(
             "ul",
             { class: "last-results" },
-            r.last.slice(0, 5).map((m) => h("li", {}, `${m.place}. · ${m.balance > 0 ? "+" : ""}${m.balance}`)),
+            r.last.slice(0, 5).map((m) => h("li", {}, `${t("place")} ${m.place} · ${m.balance > 0 ? "+" : ""}${m.balance}`)),
           ),
         );
       }
