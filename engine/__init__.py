@@ -124,8 +124,15 @@ def dump(state: Any) -> dict[str, Any]:
 
 
 def load(data: Mapping[str, Any]) -> Any:
-    """Rebuild a state from :func:`dump`'s output; ``ValueError`` on an unknown schema."""
-    return rules(data["game"]).load(data)
+    """Rebuild a state from :func:`dump`'s output.
+
+    Raises ``ValueError`` when ``data`` is not a dump of a known game and schema,
+    ``KeyError`` when a dump of a known game lacks a field.
+    """
+    game = data.get("game") if isinstance(data, Mapping) else None
+    if game not in GAMES:
+        raise ValueError(f"not a dump of a game of {GAMES}")
+    return rules(game).load(data)
 
 
 class Outcome:

@@ -620,7 +620,7 @@ def _parse(s: PenkiState, seat: str, action: Any) -> tuple[str, Any]:
     if not isinstance(action, Mapping):
         raise _reject("bad_action", "an action is a dict")
     kind = action.get("a")
-    if kind not in PENKI_ACTIONS:
+    if type(kind) is not str or kind not in PENKI_ACTIONS:  # a list or dict off the wire is unhashable
         raise _reject("bad_action", f"unknown Penki action {kind!r}")
     if seat not in s.players:
         raise _reject("bad_action", f"{seat!r} is not a seat")

@@ -40,7 +40,8 @@ def test_bad_action_comes_first():
     s = engine.new_game("penki", list(ABC), seed=1)
     for action in ("draw", {"a": "stand"}, {"a": "pass"}, {"a": "play"}, {"a": "play", "card": "Xx"},
                    {"a": "play", "card": None}, {"a": "move", "to": "q"},
-                   {"a": "place"}, {"a": "give", "card": 9}, {"a": None}):
+                   {"a": "place"}, {"a": "give", "card": 9}, {"a": None},
+                   {"a": ["draw"]}, {"a": {"draw": 1}}, {"a": "play", "card": ["7h"]}, {"a": "move", "to": ["a"]}):
         assert rejected(s, "b", action) == "bad_action"  # b is not to move: still bad_action
     assert rejected(s, "zz", DRAW) == "bad_action"
 

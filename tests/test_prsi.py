@@ -497,6 +497,9 @@ def test_dump_has_schema_and_game_and_load_refuses_others() -> None:
     assert engine.load(d) == s
     with pytest.raises(ValueError):
         prsi.load({**d, "schema": 99})
+    for bad in ({**d, "game": "mau"}, {k: v for k, v in d.items() if k != "game"}, ["prsi"]):
+        with pytest.raises(ValueError):
+            engine.load(bad)
 
 
 def test_legal_actions_are_read_only_but_copy_to_plain_dicts() -> None:
