@@ -253,3 +253,24 @@ async def test_presses_whose_answer_fails_still_update_the_lobby(fake_store, bot
     await rt.feed(callback_update(f"lb:{lobby.id}:start", user=tg_user(ANN, "Ann"), chat=chat))
     assert "the game is on" in api.calls_of("editMessageText")[-1].text
     assert api.calls_of("answerCallbackQuery", ok=False)
+
+
+async def test_two_processes_double_start_and_a_repeated_update(fake_store, bot_runtime, fake_bot_api):
+    """Two bot processes on one store: Start pressed in both at once makes one table; the
+    same update delivered to both (a webhook retry reaching another replica) is handled once."""
+    import asyncio
+
+    api = fake_bot_api
+    one, two = await bot_runtime(fake_store), await bot_runtime(fake_store)
+    chat = tg_chat(GROUP)
+    new = message_update("/new prsi", user=tg_user(ANN, "Ann"), chat=chat)
+    await one.feed(new)
+    await two.feed(new)
+    assert len(await fake_store.chat_lobbies(GROUP)) == 1 and len(api.sent_messages(GROUP)) == 1
+    lobby = (await fake_store.chat_lobbies(GROUP))[0]
+    await one.feed(callback_update(f"lb:{lobby.id}:join", user=tg_user(BOB, "Bob"), chat=chat))
+    await asyncio.gather(*(rt.feed(callback_update(f"lb:{lobby.id}:start", user=tg_user(ANN, "Ann"), chat=chat))
+                           for rt in (one, two)))
+    assert len(await fake_store.chat_tables(GROUP)) == 1
+    alerts = [c.params.get("text") for c in api.calls_of("answerCallbackQuery") if c.params.get("show_alert")]
+    assert alerts == ["The game has already started."]
