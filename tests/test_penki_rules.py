@@ -263,6 +263,33 @@ def test_r7_every_opponent_gives_its_top_clockwise_king_of_spades_last():
     ]
 
 
+def test_r7_king_of_spades_goes_last_even_from_the_first_opponent_clockwise():
+    # Clockwise from the blunderer b: c (Ks), d (Jd), a (9h). Ks still ends on the very top.
+    s = position(players=("a", "b", "c", "d"), turn="c", stock=("6c",),
+                 piles={"a": ("9h",), "b": ("7h",), "c": ("Qc", "Ks"), "d": ("Jd",)}, zevok="b")
+    out = engine.apply(s, "d", ZEVOK)
+    assert piles(out.state) == {"a": [], "b": ["7h", "Jd", "9h", "Ks"], "c": ["Qc"], "d": []}
+    assert [e.get("from") for e in out.events[1:]] == ["d", "a", "c"]
+
+
+def test_r6_a_forced_move_by_the_next_player_also_closes_the_window():
+    # b blundered; c's first action is a move (not a draw): the window closes all the same.
+    s = position(turn="c", stock=("6c", "Kd"), piles={"a": ("8h",), "b": ("9s",), "c": ("9d",)}, zevok="b")
+    s = run(s, ("c", move("a")))
+    assert s.zevok is None and piles(s)["a"] == ["8h", "9d"]
+    assert rejected(s, "a", ZEVOK) == "illegal"
+
+
+def test_r6_the_next_players_blunder_opens_its_own_window():
+    # b's window closes at c's draw; c then keeps 9s that fits a's 8h: only c can be punished.
+    s = position(turn="c", stock=("9s", "Kd"), piles={"a": ("8h",), "b": ("Jh", "Qd")}, zevok="b")
+    s = run(s, ("c", DRAW), ("c", place("c")))
+    assert s.zevok == "c" and s.to_move == "a"
+    out = engine.apply(s, "b", ZEVOK)
+    assert out.events[0] == {"a": "zevok", "seat": "b", "against": "c"}
+    assert piles(out.state) == {"a": [], "b": ["Jh"], "c": ["9s", "8h", "Qd"]}
+
+
 def test_r8_last_cards_placer_finishes_with_forced_moves_then_phase_two():
     s = position(players=("a", "b"), turn="b", stock=("10s",), piles={"a": ("9d",), "b": ("Jh",)},
                  stumps={"a": ("Qd", "Kh"), "b": ("8c", "Ah")})

@@ -166,6 +166,29 @@ def test_p4_opening_queen_names_no_suit_and_stays_on_the_pile() -> None:
     assert rejected(s, "a", {"a": "play", "card": "8h"}) == "illegal"
 
 
+def test_p4_p7_opening_ace_with_two_players_the_dealer_plays_next() -> None:
+    # The opening Ace acts as if the dealer had just played it: with two players the
+    # starter stands and the dealer (the "Ace's player") plays again (P7).
+    two = {"a": ["8h", "Ac", "9s", "Jd"], "b": ["10s", "7h", "Jc", "Qs"]}
+    s = game(two, top="Ah", players=["a", "b"], dealer="b")
+    assert s.to_move == "a" and s.pending_skip
+    stood = act(s, "a", "stand")
+    assert stood.to_move == "b" and not stood.pending_skip and stood.suit == "h"
+    assert {"a": "play", "card": "7h"} in engine.legal_actions(stood, "b")  # the Ace is spent
+    answered = act(s, "a", "play", card="Ac")
+    assert answered.to_move == "b" and answered.pending_skip
+    assert engine.legal_actions(answered, "b") == [{"a": "stand"}]
+    assert act(answered, "b", "stand").to_move == "a"  # a's Ace: a plays again
+
+
+def test_p4_opening_queen_of_the_suit_follows_and_a_queen_may_name_another() -> None:
+    s = game({**BASIC, "a": ["Qd", "Kc", "9s", "Jd"]}, top="Qc")
+    plays = engine.legal_actions(s, "a")
+    assert {"a": "play", "card": "Kc"} in plays and {"a": "play", "card": "Qd", "suit": "s"} in plays
+    assert {"a": "play", "card": "Jd"} not in plays  # the opening Q named nothing: clubs are in play
+    assert act(s, "a", "play", card="Qd", suit="s").suit == "s"
+
+
 # ---------------------------------------------------------------- P5
 
 
@@ -361,6 +384,26 @@ def test_p11_a_last_seven_makes_the_next_player_draw_the_chain_at_once() -> None
     assert out.events[1] == {"a": "draw", "seat": "b", "n": 4}
     # b's Kd (4) plus 7d, Qs, Ac, 10d (7 + 20 + 11 + 10) all count.
     assert out.state.round_points == {"a": 0, "b": 52, "c": 8}
+
+
+def test_p11_a_last_sevens_debt_turns_the_pile_over_and_the_rest_is_forgiven() -> None:
+    # a goes out with 7h on a pending 7c: b owes 4 but only Qs (stock) and 7c (turned over) exist.
+    s = game(BASIC, top="9h")
+    s = replace(s, hands=(("7h",), ("Kd",), ("8s",)), stock=("Qs",), discard=("7c",), suit="c", pending_draw=2)
+    out = engine.apply(s, "a", {"a": "play", "card": "7h"})
+    assert out.events[1:5] == [{"a": "draw", "seat": "b", "n": 1}, {"a": "turnover", "n": 1},
+                               {"a": "draw", "seat": "b", "n": 1}, {"a": "forgiven", "seat": "b", "n": 2}]
+    assert out.state.round_points == {"a": 0, "b": 4 + 20 + 7, "c": 8}
+    assert out.state.round == 2 and out.state.pending_draw == 0
+
+
+def test_p11_a_last_ace_or_queen_does_nothing_to_the_next_player() -> None:
+    for last in ("Ah", "Qh"):
+        s = game(BASIC, top="9h")
+        s = replace(s, hands=((last,), ("Kd", "7s"), ("8s",)))
+        out = engine.apply(s, "a", {"a": "play", "card": last})
+        assert [e["a"] for e in out.events] == ["play", "round_end", "deal"]
+        assert out.state.round_points == {"a": 0, "b": 11, "c": 8}
 
 
 def test_p12_round_points_for_cards_left_in_hand() -> None:
