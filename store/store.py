@@ -465,6 +465,11 @@ class Store:
         doc = await self._doc(table_id)
         return self._table(doc) if doc else None
 
+    async def table_version(self, table_id: str) -> int | None:
+        """The table's current version (one small read, no state loaded), or ``None`` when gone."""
+        raw = await self.redis.hget(self.keys.table(table_id), "version")
+        return None if raw is None else int(_s(raw))
+
     async def _doc(self, table_id: str) -> dict[str, Any] | None:
         raw = await self.redis.hget(self.keys.table(table_id), "doc")
         return json.loads(_s(raw)) if raw else None

@@ -272,3 +272,12 @@ async def test_table_doc_is_versioned_json(store):
     doc = json.loads(raw)
     assert doc["schema"] == 1 and doc["state"]["schema"] and doc["version"] == 0
     assert int(await store.redis.hget(store.keys.table(table.id), "version")) == 0
+
+
+async def test_table_version_reads_the_version_alone(store):
+    table = await store.create_table(game="prsi", seats=people(), seed=1)
+    assert await store.table_version(table.id) == 0
+    seat, action = next_move(table)
+    await store.apply(table.id, seat, action)
+    assert await store.table_version(table.id) == 1
+    assert await store.table_version("nope") is None

@@ -361,3 +361,31 @@ async def test_a_socket_on_another_process_gets_every_version_through_pub_sub(
             assert msg["view"] == engine.view(state, seat)
     for ws in sockets.values():
         await ws.close()
+
+
+async def test_an_idle_feed_resyncs_by_version_without_loading_the_table(store):
+    """The resync poll reads only the version while nothing moved; a move it finds is fanned out."""
+    from webapp.ws import Feed
+
+    table = await new_table(store)
+    loads = 0
+    real_get = store.get_table
+
+    async def counting(table_id):
+        nonlocal loads
+        loads += 1
+        return await real_get(table_id)
+
+    store.get_table = counting
+    feed = Feed(store, table.id, resync=60)
+    client = Client(None, ANN, f"u{ANN}", 8)
+    feed.clients.add(client)
+    await feed.publish(None)
+    assert loads == 1 and client.queue.get_nowait()["version"] == table.version
+    for _ in range(5):
+        await feed.publish(None)
+    assert loads == 1 and client.queue.empty()
+    mover = engine.awaiting(table.state)[0]
+    await store.apply(table.id, mover, engine.computer_action(table.state, mover))
+    await feed.publish(None)  # pub/sub lost this one: the resync finds it
+    assert loads == 2 and client.queue.get_nowait()["version"] == table.version + 1

@@ -221,6 +221,10 @@ class Feed:
         async with self._lock:
             if msg is not None and msg.get("version", 0) <= self.version:
                 return
+            if msg is None and self.version >= 0:  # a resync: load the table only when it moved on
+                version = await self.store.table_version(self.table_id)
+                if version is not None and version <= self.version:
+                    return
             table = await self.store.get_table(self.table_id)
             if table is None:
                 self._offer_all({"type": "error", "error": "gone", "detail": "the table expired"})
