@@ -510,6 +510,9 @@ class Store:
         a row hands the seat to the computer, S4) or ``"computer"``. ``now``: the
         time of the move (the worker passes its tick's time).
 
+        Once committed, the move is reported as done even if its follow-up fails
+        (Redis unreachable a moment later): :meth:`sweep` redoes that follow-up.
+
         Raises ``engine.Rejected`` (the rules' reason), ``StoreError``: ``not_found``,
         ``stale``, ``invalid`` (unknown ``by``, client_action_id over 200 characters), ``busy``.
         """
@@ -560,7 +563,10 @@ class Store:
             code = int(res[0])
             if code == 1:
                 table = self._table(new, outcome.state)
-                await self._after_commit(new, outcome.events, new_turns, t)
+                try:
+                    await self._after_commit(new, outcome.events, new_turns, t)
+                except Exception:  # committed: the move stands; Store.sweep redoes the follow-up
+                    log.exception("follow-up of table %s version %s failed", table_id, new["version"])
                 return ApplyResult(version=new["version"], events=outcome.events, table=table)
             if code == 2:
                 return self._duplicate(await self._doc(table_id) or new, json.loads(_s(res[1])))

@@ -340,3 +340,27 @@ async def test_worker_processes_claim_each_due_table_exactly_once(real_store, re
     for t in tables:
         entries = await real_store.log(t.id)
         assert [(e["version"], e["by"]) for e in entries] == [(1, "timer")]
+
+
+async def test_a_failing_follow_up_does_not_report_a_committed_move_as_failed(store):
+    """Redis answers the commit, then not the follow-up: the caller still hears the move was made
+    (a retry would otherwise be judged afresh), and the sweeper schedules the table later."""
+    table = await store.create_table(game="prsi", seats=people(1) + computers(1), settings=OFF, seed=6)
+    now = store.clock()
+    while engine.awaiting(table.state) != ["u100"]:
+        now = max(now, await store.next_due(table.id)) + 0.01
+        await store.tick(now=now)
+        table = await store.get_table(table.id)
+    real = store._schedule
+
+    async def unreachable(*args, **kwargs):
+        store._schedule = real
+        raise ConnectionError("Redis went away")
+
+    store._schedule = unreachable
+    res = await store.apply(table.id, "u100", engine.computer_action(table.state, "u100"), now=now)
+    assert res.version == table.version + 1 and not res.duplicate
+    assert (await store.get_table(table.id)).version == res.version
+    assert await store.next_due(table.id) is None  # the computer's move was never scheduled …
+    assert await store.sweep(now=now + 30, lease=None) == 1  # … until the sweeper's pass
+    assert await store.tick(now=now + 32) == 1
