@@ -106,6 +106,7 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``replay CASE.json`` or ``simulate``; returns the exit code (0, or 2 for an invalid case)."""
     parser = argparse.ArgumentParser(prog="python -m engine", description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
     rp = sub.add_parser("replay", help="replay a conformance case (FORMAT.md)")

@@ -41,6 +41,7 @@ from typing import Any
 import engine
 from engine.cards import PENKI_PACK, RANK_INDEX, SUITS
 from engine.errors import Rejected
+from engine.ratings import penki_balances
 
 __all__ = [
     "SCHEMA",
@@ -263,12 +264,9 @@ def _seat_order(s: PenkiState, seats: set[str] | tuple[str, ...]) -> tuple[str, 
 
 
 def _balances(players: tuple[str, ...], places: dict[str, int]) -> dict[str, int]:
-    """R19: per opponent +1 if you placed better, −1 if worse, 0 if equal."""
-    out = {}
-    for p in players:
-        mine = places[p]
-        out[p] = sum((places[o] > mine) - (places[o] < mine) for o in players if o != p)
-    return out
+    """R19 (the arithmetic of :func:`engine.ratings.penki_balances`), in seat order."""
+    balances = penki_balances({p: places[p] for p in players})
+    return {p: balances[p] for p in players}
 
 
 def _reject(code: str, detail: str) -> Rejected:
@@ -295,6 +293,7 @@ def _close_window(s: PenkiState, seat: str) -> None:
 
 
 def _draw(s: PenkiState, seat: str, _arg: Any, ev: list[dict[str, Any]]) -> None:
+    """R4 step (2): turn up the stock's top card (face up, public); never a blunder (R5)."""
     if s.phase != 1:
         raise _reject("illegal", "draw belongs to phase 1")
     if s.drawn is not None:
@@ -308,6 +307,7 @@ def _draw(s: PenkiState, seat: str, _arg: Any, ev: list[dict[str, Any]]) -> None
 
 
 def _move(s: PenkiState, seat: str, to: str, ev: list[dict[str, Any]]) -> None:
+    """R4 step (1), R8: own pile's top onto ``to``, which must be the first fitting opponent."""
     if s.phase != 1:
         raise _reject("illegal", "move belongs to phase 1")
     if s.drawn is not None:
@@ -333,6 +333,12 @@ def _move(s: PenkiState, seat: str, to: str, ev: list[dict[str, Any]]) -> None:
 
 
 def _place(s: PenkiState, seat: str, to: str, ev: list[dict[str, Any]]) -> None:
+    """R4 step (3), R5, R6: the drawn card onto the first fitting opponent or the own pile.
+
+    The own pile while the card or the own top fits an opponent is a blunder: accepted,
+    it opens (or extends) the seat's «ЗЕВОК!» window. The turn goes on when the card
+    went to an opponent or fits the own pile's previous top; R8 once the stock is empty.
+    """
     if s.phase != 1:
         raise _reject("illegal", "place belongs to phase 1")
     card = s.drawn
@@ -499,6 +505,7 @@ def _remove(hand: tuple[str, ...], card: str) -> tuple[str, ...]:
 
 
 def _play(s: PenkiState, seat: str, card: str, ev: list[dict[str, Any]]) -> None:
+    """R12 lead or beat (R10, R15); Бита and the round-end steps (R13, R14, R16); R17 debt."""
     if s.phase != 2:
         raise _reject("illegal", "play belongs to phase 2")
     hand = s.hands[seat]
@@ -530,6 +537,7 @@ def _play(s: PenkiState, seat: str, card: str, ev: list[dict[str, Any]]) -> None
 
 
 def _take(s: PenkiState, seat: str, _arg: Any, ev: list[dict[str, Any]]) -> None:
+    """R12: the table's bottom card into hand; a take that empties the table ends the round (R13)."""
     if s.phase != 2:
         raise _reject("illegal", "take belongs to phase 2")
     if not s.table:
@@ -549,6 +557,7 @@ def _take(s: PenkiState, seat: str, _arg: Any, ev: list[dict[str, Any]]) -> None
 
 
 def _one_card(s: PenkiState, seat: str, _arg: Any, ev: list[dict[str, Any]]) -> None:
+    """R17: settle the seat's owed declaration; ``illegal`` when none is owed (R18)."""
     if s.phase != 2 or seat not in s.owes:
         raise _reject("illegal", "no declaration owed")
     s.owes = tuple(p for p in s.owes if p != seat)
@@ -589,6 +598,8 @@ def _next_penalty(s: PenkiState, ev: list[dict[str, Any]]) -> None:
 
 
 def _give(s: PenkiState, seat: str, card: str, ev: list[dict[str, Any]]) -> None:
+    """R18: one penalty card to the punished player (the event names no card). When the
+    hand-over ends on an empty table the round-end steps run again (R14); R17 for the giver."""
     if s.penalty_to is None or seat not in s.penalty_from:
         raise _reject("illegal", "you owe no penalty card")
     to = s.penalty_to
@@ -644,6 +655,9 @@ def _copy_event(e: dict[str, Any]) -> dict[str, Any]:
 
 def apply(state: PenkiState, seat: str, action: Mapping[str, Any]) -> engine.Outcome:
     """Apply ``action`` (replay notation, FORMAT.md) by ``seat``; returns ``Outcome(state, events)``.
+
+    Phase 1: ``move``/``draw``/``place`` (R4–R5, R8), ``zevok`` (R6, R7); phase 2:
+    ``play``/``take`` (R10–R16), ``one_card`` (R17), ``how_many``/``give`` (R18).
 
     Raises :class:`Rejected` with the first reason that applies, in FORMAT.md's
     order: ``bad_action``, ``game_over``, ``not_your_turn`` (turn actions ``play

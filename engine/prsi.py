@@ -298,6 +298,10 @@ def _end_round(n: PrsiState, winner: str, events: list[dict[str, Any]]) -> None:
 def apply(state: PrsiState, seat: str, action: Mapping[str, Any]) -> Outcome:
     """Apply ``action`` (``play{card,suit?}``, ``draw``, ``stand``, ``pass``) by ``seat``.
 
+    ``play``: P5, P6 (7), P7 (A), P8 (Q names ``suit``), P11 (a last card ends the
+    round, a last 7's debt is drawn at once); ``draw``: one card or the whole 7 debt,
+    turnover and forgiveness (P9, P10); ``stand``: P7; ``pass``: P10.
+
     Returns ``Outcome(new_state, events)``; raises :class:`Rejected` with the first
     FORMAT.md reason that applies (``bad_action``, ``game_over``, ``not_your_turn``,
     ``not_in_hand``, ``illegal``). ``state`` is never changed. The event dicts are
