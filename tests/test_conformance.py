@@ -3,8 +3,7 @@
 Shared cases live beside the repository in ``../shared/conformance/cases``; the
 project's own in ``tests/cases``. Each is replayed through the CLI entry point
 (``python -m engine replay``, called in-process) and checked with run.py's own
-``compare``. Penki cases are expected to fail only while ``engine/penki.py`` is
-missing.
+``compare``.
 """
 
 from __future__ import annotations
@@ -22,17 +21,13 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SHARED_CASES = SHARED / "conformance" / "cases"
 OWN_CASES = ROOT / "tests" / "cases"
-PENKI_MISSING = not (ROOT / "engine" / "penki.py").exists()
 
 
 def _cases() -> list:
     files = sorted(SHARED_CASES.glob("*.json")) + sorted(OWN_CASES.glob("*.json"))
     params = []
     for f in files:
-        marks = []
-        if PENKI_MISSING and json.loads(f.read_text(encoding="utf-8")).get("game") == "penki":
-            marks.append(pytest.mark.xfail(reason="engine/penki.py not written yet", strict=False))
-        params.append(pytest.param(f, id=f"{f.parent.parent.name}/{f.name}", marks=marks))
+        params.append(pytest.param(f, id=f"{f.parent.parent.name}/{f.name}"))
     if not SHARED_CASES.is_dir():
         params.append(pytest.param(None, id="shared-missing",
                                    marks=pytest.mark.skip(reason=f"{SHARED_CASES} not found")))
