@@ -265,3 +265,74 @@ def test_play_out_finishes_for_every_table_size():
         s, actions = play_out("penki", [f"p{i}" for i in range(n)], seed=n)
         assert s.over and actions > 0
         check(s)
+
+
+ORDER = ["6", "7", "8", "9", "10", "J", "Q", "K", "A"]
+
+
+def _fits(card: str, top: str | None) -> bool:
+    """R3 from scratch: one rank above the top (6 on A); nothing fits an empty pile."""
+    return top is not None and ORDER.index(card[:-1]) == (ORDER.index(top[:-1]) + 1) % 9
+
+
+def _fits_an_opponent(piles: dict[str, tuple[str, ...]], seat: str, card: str) -> bool:
+    return any(_fits(card, p[-1] if p else None) for o, p in piles.items() if o != seat)
+
+
+def _next_in(s: penki.PenkiState, seat: str) -> str:
+    i = s.players.index(seat)
+    return next(p for p in (*s.players[i + 1:], *s.players[:i + 1]) if p not in s.places)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=SEEDS, n=SEATS, driver=SEEDS)
+def test_r5_r6_r13_r17_random_play_follows_the_definitions(seed, n, driver):
+    """An oracle written from RULES.md, checked on every accepted action of random play
+    (uniform legal actions, so blunders are frequent, and random «ЗЕВОК!» calls):
+    R5 a place on the own pile is a blunder exactly when the card or the old top fits an
+    opponent; R6 the window is the blunderer's, survives its own further actions and
+    closes at anyone else's first action or the end of phase 1; R4 the turn passes only
+    after a place on the own pile that fits nothing; R13 Бита at as many cards as players
+    in, the beater (or the next in) leads; R17 a play leaving one card owes."""
+    rng = random.Random(driver)
+    s = engine.new_game("penki", [f"s{i}" for i in range(n)], dealer=f"s{rng.randrange(n)}", seed=seed)
+    for _ in range(700):
+        if s.over:
+            break
+        if s.phase == 1 and rng.random() < 0.15:
+            caller = rng.choice(s.players)
+            t, result = attempt(s, caller, {"a": "zevok"})
+            assert (result == "ok") == (s.zevok is not None and caller != s.zevok)
+            if result == "ok" and t.phase == 1:
+                z = s.zevok
+                assert len(t.piles[z]) == len(s.piles[z]) + sum(1 for p in s.players if p != z and s.piles[p])
+                assert t.zevok is None and t.turn == s.turn and t.drawn == s.drawn
+            s = t
+            continue
+        seat = rng.choice(engine.awaiting(s))
+        action = rng.choice(engine.legal_actions(s, seat))
+        t, result = attempt(s, seat, action)
+        assert result == "ok"
+        kind = action["a"]
+        if s.phase == 1:
+            own_place = kind == "place" and action["to"] == seat
+            top = s.piles[seat][-1] if s.piles[seat] else None
+            blunder = own_place and (_fits_an_opponent(s.piles, seat, s.drawn)
+                                     or (top is not None and _fits_an_opponent(s.piles, seat, top)))
+            if t.phase == 2:
+                assert t.zevok is None
+            else:
+                assert t.zevok == (seat if blunder or seat == s.zevok else None)
+                passes = own_place and not _fits(s.drawn, top) and bool(s.stock)
+                assert t.turn == (s.players[(s.players.index(seat) + 1) % n] if passes else seat)
+        elif kind == "play":
+            in_game = n - len(s.places)
+            if len(s.table) + 1 == in_game:  # R13 Бита
+                assert t.table == () and t.discarded == s.discarded + in_game
+                if not t.over:
+                    assert t.turn == (seat if seat not in t.places else _next_in(t, seat))
+            else:
+                assert t.table == (*s.table, action["card"]) and t.turn == _next_in(s, seat)
+            if not t.over and seat not in t.places:  # R17
+                assert (seat in t.owes) == (len(t.hands[seat]) == 1)
+        s = t
