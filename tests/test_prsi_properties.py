@@ -142,3 +142,66 @@ def test_random_play_only_matches_finish(seed: int, count: int) -> None:
         if steps % 97 == 0:
             check_state(s)
     check_over(s)
+
+
+def _may_play(s: prsi.PrsiState, card: str) -> bool:
+    """P5–P8 from scratch."""
+    rank, top_rank = card[:-1], s.top[:-1]
+    if s.pending_draw:
+        return rank == "7"
+    if s.pending_skip:
+        return rank == "A"
+    return rank == "Q" or card[-1] == s.suit or rank == top_rank
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32), count=st.integers(2, 5))
+def test_p5_to_p11_random_play_follows_the_definitions(seed: int, count: int) -> None:
+    """An oracle written from RULES.md over uniformly random legal play: the legal plays
+    are exactly the cards P5–P8 allow; draw/stand/pass exactly when P5–P7/P10 allow;
+    a 7 adds 2 to the debt, an Ace stands the next player (P6, P7); a draw takes the
+    whole debt or one card, card by card from the stock and then from the discard pile
+    turned over oldest first, forgiving what is missing (P9, P10); the next seat moves."""
+    rng = random.Random(seed)
+    players = [f"p{i}" for i in range(count)]
+    s = engine.new_game("prsi", players, dealer=rng.choice(players), seed=seed)
+    for _ in range(3000):
+        if s.over:
+            break
+        seat = s.to_move
+        i = s.players.index(seat)
+        hand = s.hands[i]
+        legal = engine.legal_actions(s, seat)
+        assert {a["card"] for a in legal if a["a"] == "play"} == {c for c in hand if _may_play(s, c)}
+        drawable = len(s.stock) + len(s.discard) - 1
+        assert ({"a": "draw"} in legal) == (not s.pending_skip and (bool(s.pending_draw) or drawable > 0))
+        assert ({"a": "stand"} in legal) == s.pending_skip
+        assert ({"a": "pass"} in legal) == (not s.pending_skip and not s.pending_draw and drawable == 0
+                                            and not any(_may_play(s, c) for c in hand))
+        action = rng.choice(legal)
+        t = engine.apply(s, seat, action).state
+        if t.round == s.round and not t.over:  # else P11 ended the round (scoring is tested apart)
+            _check_step(s, t, i, action)
+        s = t
+
+
+def _check_step(s: prsi.PrsiState, t: prsi.PrsiState, i: int, action: dict) -> None:
+    """One accepted action inside a round, ``s`` before and ``t`` after (P5–P10)."""
+    hand = s.hands[i]
+    assert t.to_move == s.players[(i + 1) % len(s.players)]
+    if action["a"] == "play":
+        card = action["card"]
+        assert t.top == card and t.suit == action.get("suit", card[-1])
+        assert t.pending_draw == (s.pending_draw + 2 if card[0] == "7" else 0)
+        assert t.pending_skip == (card[0] == "A")
+    elif action["a"] == "draw":
+        want = s.pending_draw or 1
+        supply = [*s.stock, *s.discard[:-1]]  # P9: the pile turned over, oldest card first
+        assert t.hands[i] == hand + tuple(supply[:want])  # P10: whatever is missing is forgiven
+        if want < len(s.stock):
+            assert t.stock == s.stock[want:] and t.discard == s.discard
+        else:  # P9: the stock ran out: the rest of the turned-over pile is the stock
+            assert t.stock == tuple(supply[want:]) and t.discard == (s.top,)
+        assert t.top == s.top and t.suit == s.suit and t.pending_draw == 0 and not t.pending_skip
+    else:  # stand, pass
+        assert t.hands == s.hands and t.pending_draw == 0 and not t.pending_skip
