@@ -293,7 +293,9 @@ def test_r5_r6_r13_r17_random_play_follows_the_definitions(seed, n, driver):
     opponent; R6 the window is the blunderer's, survives its own further actions and
     closes at anyone else's first action or the end of phase 1; R4 the turn passes only
     after a place on the own pile that fits nothing; R13 Бита at as many cards as players
-    in, the beater (or the next in) leads; R17 a play leaving one card owes."""
+    in, the beater (or the next in) leads; R17 a play leaving one card owes, only a debtor
+    declares; R18 an ask is valid when someone else owes, catches them nearest first and
+    queues them after those waiting, a give moves the card to the punished player."""
     rng = random.Random(driver)
     s = engine.new_game("penki", [f"s{i}" for i in range(n)], dealer=f"s{rng.randrange(n)}", seed=seed)
     for _ in range(700):
@@ -309,11 +311,30 @@ def test_r5_r6_r13_r17_random_play_follows_the_definitions(seed, n, driver):
                 assert t.zevok is None and t.turn == s.turn and t.drawn == s.drawn
             s = t
             continue
+        if s.phase == 2 and rng.random() < 0.2:  # R17, R18: calls by anyone at any moment
+            caller, call = rng.choice(s.players), rng.choice(("one_card", "how_many"))
+            t, result = attempt(s, caller, {"a": call})
+            i = s.players.index(caller)
+            caught = [p for p in (*s.players[i + 1:], *s.players[:i]) if p in s.owes]
+            if call == "one_card":
+                assert (result == "ok") == (caller in s.owes)
+            else:
+                assert (result == "ok") == bool(caught)
+                if result == "ok":  # every debtor but the asker, nearest to the asker first
+                    assert [e for e in t.last if e["a"] == "how_many"][-1]["caught"] == caught
+                    assert not set(caught) & set(t.owes)
+                    if s.penalty_to is not None:  # queued after those already waiting
+                        assert t.penalty_to == s.penalty_to and t.penalty_queue == (*s.penalty_queue, *caught)
+            s = t
+            continue
         seat = rng.choice(engine.awaiting(s))
         action = rng.choice(engine.legal_actions(s, seat))
         t, result = attempt(s, seat, action)
         assert result == "ok"
         kind = action["a"]
+        if kind == "give":  # R18: the card goes from the giver to the punished player
+            assert action["card"] not in t.hands[seat] and action["card"] in t.hands[s.penalty_to]
+            assert seat not in t.penalty_from or t.penalty_to != s.penalty_to
         if s.phase == 1:
             own_place = kind == "place" and action["to"] == seat
             top = s.piles[seat][-1] if s.piles[seat] else None

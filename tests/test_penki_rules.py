@@ -560,6 +560,21 @@ def test_r18_ask_during_hand_over_queues_and_racing_calls():
     assert st.penalty == {"to": "b", "from": ["a", "c"]}
 
 
+def test_r18_an_ask_during_a_hand_over_queues_after_those_already_waiting():
+    s = position(players=("a", "b", "c", "d"), phase=2, turn="a", owes=("b", "d"), table=("6c",),
+                 hands={"a": ("6h", "7h"), "b": ("8h",), "c": ("9h", "10h", "Jc"), "d": ("Jh",)})
+    st = run(s, ("c", ASK))  # clockwise from c: d, then b
+    assert st.penalty_to == "d" and st.penalty_queue == ("b",)
+    st = run(st, ("a", give("6h")))  # a is left with one card: a owes
+    assert st.owes == ("a",)
+    st = run(st, ("c", ASK))
+    assert st.penalty_to == "d" and st.penalty_queue == ("b", "a")  # a waits behind b
+    st = run(st, ("b", give("8h")), ("c", give("9h")))
+    assert st.penalty == {"to": "b", "from": ["a", "c", "d"]} and st.penalty_queue == ("a",)
+    st = run(st, ("a", give("7h")), ("c", give("10h")), ("d", give("Jh")))
+    assert st.penalty == {"to": "a", "from": ["b", "c", "d"]} and st.penalty_queue == ()
+
+
 def test_r18_declaration_and_ask_race_first_wins():
     s = position(phase=2, turn="b", owes=("a",), hands={"a": ("6h",), "b": ("8h", "9h"), "c": ("9c", "Jc")},
                  table=("6c",))
