@@ -40,6 +40,27 @@ class SeenIds:
             self._local.popitem(last=False)
         return True
 
+    async def seen(self, ident: Any) -> bool:
+        """Whether ``ident`` was offered or marked before (without marking it)."""
+        key = str(ident)
+        if self.redis is not None:
+            try:
+                return bool(await self.redis.exists(self.key + key))
+            except Exception:
+                log.exception("dedupe through Redis failed; using memory")
+        return key in self._local
+
+    async def mark(self, ident: Any) -> None:
+        """Remember ``ident`` (after the work it guards was done)."""
+        key = str(ident)
+        if self.redis is not None:
+            try:
+                await self.redis.set(self.key + key, "1", ex=self.ttl)
+                return
+            except Exception:
+                log.exception("dedupe through Redis failed; using memory")
+        self._first_local(key)
+
     async def first(self, ident: Any) -> bool:
         key = str(ident)
         if self.redis is not None:

@@ -16,7 +16,9 @@ Entries (docs/CONTRACTS.md §2, ``store.outbox_read``), all with ``table``,
 
 The notifier runs apart from moves: a failed send never loses, blocks or repeats a
 move. A chat entry redelivered after a crash (sent, not yet acknowledged) is not
-posted twice: each ``(kind, table, version, round)`` is sent once. Each entry is
+posted twice: each ``(kind, table, version, round)`` is marked once it was sent (a
+crash between sending and marking repeats a post rather than lose one; a "your
+turn" is marked before sending, so it is never sent twice). Each entry is
 acknowledged after it was handled (also when handling failed,
 after logging — a poison entry must not stall the queue). Entries of one chat (or,
 for ``turn``, one user) are handled in order by that lane's task; lanes run
@@ -211,7 +213,8 @@ class Notifier:
 
     async def chat_event(self, kind: str, entry: dict[str, Any]) -> None:
         chat_id = entry["chat_id"]
-        if not await self.posts.first(f"{kind}:{entry.get('table')}:{entry.get('version')}:{entry.get('round')}"):
+        post = f"{kind}:{entry.get('table')}:{entry.get('version')}:{entry.get('round')}"
+        if await self.posts.seen(post):
             return
         table = await self._table_like(entry)
         first_person = next((s.user_id for s in table.seats if s.user_id and not s.computer), None)
@@ -229,6 +232,7 @@ class Notifier:
                     info["points"] = await self._points(entry["table"])
                 text = texts.end_text(table, info)
         await self.sender.send_message(chat_id, text, thread_id=entry.get("thread_id"), reply_markup=markup)
+        await self.posts.mark(post)  # after sending: a crash in between repeats the post rather than lose it
 
     async def _table_like(self, entry: dict[str, Any]) -> Any:
         """Seats and game for texts: from the entry (``seats``/``names``), else the stored table."""

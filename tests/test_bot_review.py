@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from aiohttp import web
 from fake_bot_api import BOT_ID, BOT_USERNAME, FakeBotAPI, callback_update, message_update, tg_chat, tg_user
 
@@ -274,3 +275,24 @@ async def test_two_processes_double_start_and_a_repeated_update(fake_store, bot_
     assert len(await fake_store.chat_tables(GROUP)) == 1
     alerts = [c.params.get("text") for c in api.calls_of("answerCallbackQuery") if c.params.get("show_alert")]
     assert alerts == ["The game has already started."]
+
+
+async def test_a_result_that_failed_to_send_before_a_crash_is_sent_on_redelivery(fake_store, bot_runtime,
+                                                                                 fake_bot_api):
+    """The post is marked only after it was sent: a send cut short (the process died, here: the
+    send was never made) leaves the entry to be delivered and posted again."""
+    rt = await bot_runtime(fake_store)
+    entry = {"kind": "end", "table": "T8", "chat_id": GROUP, "thread_id": None, "game": "penki", "version": 30,
+             "places": {"u1": 1, "u2": 2}, "balances": {"u1": 1, "u2": -1}, "names": {"u1": "Ann", "u2": "Bob"}}
+
+    async def died(*_a, **_kw):
+        raise RuntimeError("process killed mid-send")
+
+    real = rt.sender.send_message
+    rt.sender.send_message = died
+    with pytest.raises(RuntimeError):
+        await rt.notifier.handle(entry)
+    rt.sender.send_message = real
+    await rt.notifier.handle(dict(entry))
+    await rt.notifier.handle(dict(entry))
+    assert len(fake_bot_api.sent_messages(GROUP)) == 1
