@@ -51,16 +51,22 @@ export function toast(text, kind = "info") {
 }
 
 let bannerTimer = null;
-/** A big banner everyone sees (callout races, Бита). */
-export function banner(text, kind = "callout") {
+let bannerKind = null;
+let bannerUntil = 0;
+/** A big banner everyone sees (callout races, Бита); Бита and the phase change are brief. */
+export function banner(text, kind = "callout", ms = kind === "callout" ? 2800 : 1700) {
   const box = document.getElementById("banner");
   if (!box) return;
+  // A callout's result stays readable: a Бита right after it does not replace it.
+  if (kind !== "callout" && bannerKind === "callout" && Date.now() < bannerUntil) return;
+  bannerKind = kind;
+  bannerUntil = Date.now() + ms;
   box.replaceChildren(h("div", { class: `banner-inner ${kind}` }, text));
   box.classList.remove("show");
   void box.offsetWidth; // restart the animation
   box.classList.add("show");
   clearTimeout(bannerTimer);
-  bannerTimer = setTimeout(() => box.classList.remove("show"), 2800);
+  bannerTimer = setTimeout(() => box.classList.remove("show"), ms);
 }
 
 export function setConnection(status) {
@@ -324,14 +330,19 @@ function me() {
   return state.view.players.find((p) => p.id === state.seat) || null;
 }
 
-/** Lay a hand out in rows of cards that overlap just enough to fit; new cards glide in. */
-function handRows(cards, makeCard, maxPerRow = 7) {
+/**
+ * Lay a hand out in rows of cards that overlap just enough to fit; new cards glide in.
+ * One row up to 8 cards, two up to 22, then three; big hands get smaller cards, so the
+ * table above keeps its room on a phone.
+ */
+function handRows(cards, makeCard) {
   const before = shown.get("hand");
   shown.set("hand", new Set(cards));
   const isNew = (c) => before instanceof Set && before.size > 0 && !before.has(c) && !reducedMotion();
-  const rows = Math.max(1, Math.ceil(cards.length / maxPerRow));
-  const perRow = Math.ceil(cards.length / rows);
-  const box = h("div", { class: "hand", role: "group", "aria-label": t("you") });
+  const n = cards.length;
+  const rows = n <= 8 ? 1 : n <= 22 ? 2 : 3;
+  const perRow = Math.max(1, Math.ceil(n / rows));
+  const box = h("div", { class: `hand${n > 14 ? " big-hand" : ""}`, role: "group", "aria-label": t("you") });
   for (let r = 0; r < rows; r++) {
     const rowCards = cards.slice(r * perRow, (r + 1) * perRow);
     const row = h("div", { class: "hand-row" });
@@ -647,7 +658,13 @@ function penkiTable() {
   const top = table[table.length - 1];
   const box = h("div", { class: "ptable", role: "group", "aria-label": `${t("table")}: ${table.length}` });
   box.appendChild(
-    h("div", { class: "tcard bottom" }, cardFigure(bottom, "french", "mid"), h("span", { class: "tlabel" }, `${t("bottom")}`)),
+    h(
+      "div",
+      { class: "tcard bottom" },
+      cardFigure(bottom, "french", `mid${table.length === 1 && fresh("penki-table", `${top}/1`) ? " arrive" : ""}`),
+      // A lone card is both the one to beat and the one a take gets.
+      h("span", { class: "tlabel" }, table.length === 1 ? `${t("bottom")} = ${t("top")}` : t("bottom")),
+    ),
   );
   if (table.length > 2) box.appendChild(h("div", { class: "tmiddle", "aria-hidden": "true" }, `+${table.length - 2}`));
   if (table.length > 1)
