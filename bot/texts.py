@@ -288,6 +288,10 @@ def unknown_game_text() -> str:
     return _("Which game? /new prsi or /new penki")
 
 
+def anonymous_text() -> str:
+    return _("Anonymous admins and channels cannot play. Please send the command as yourself.")
+
+
 def private_only_rating_note() -> str:
     return _("I could not write to you privately. Open me and press Start, then try /rating again.")
 

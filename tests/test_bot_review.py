@@ -296,3 +296,20 @@ async def test_a_result_that_failed_to_send_before_a_crash_is_sent_on_redelivery
     await rt.notifier.handle(dict(entry))
     await rt.notifier.handle(dict(entry))
     assert len(fake_bot_api.sent_messages(GROUP)) == 1
+
+
+async def test_an_anonymous_admin_is_asked_to_write_as_themselves(fake_store, bot_runtime, fake_bot_api):
+    """/new and /rating sent on behalf of the group (GroupAnonymousBot) seat nobody."""
+    api = fake_bot_api
+    rt = await bot_runtime(fake_store)
+    chat = tg_chat(GROUP, forum=True)
+    anon = {"id": 1087968824, "is_bot": True, "first_name": "Group", "username": "GroupAnonymousBot"}
+    for text in ("/new prsi", "/rating"):
+        update = message_update(text, user=anon, chat=chat, thread_id=4)
+        update["message"]["sender_chat"] = chat
+        await rt.feed(update)
+    assert await fake_store.chat_lobbies(GROUP) == []
+    replies = api.sent_messages(GROUP)
+    assert len(replies) == 2 and all("as yourself" in c.text for c in replies)
+    assert [c.params.get("message_thread_id") for c in replies] == [4, 4]
+    assert api.calls_of("sendChatAction") == [] and api.sent_messages(1087968824) == []

@@ -23,6 +23,11 @@ def thread_of(message: Message | None) -> int | None:
     return None
 
 
+def anonymous(message: Message) -> bool:
+    """Sent on behalf of a chat (an anonymous group admin, a channel), not by a person we can seat."""
+    return message.sender_chat is not None or message.from_user is None or message.from_user.is_bot
+
+
 def store_user(user: Any, tg_user: TgUser) -> Any:
     """The ``store.User`` the middleware put in the data, or one built from ``tg_user``."""
     if user is not None:

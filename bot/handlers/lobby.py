@@ -21,7 +21,7 @@ from aiogram.utils.i18n import gettext as _
 
 from bot import keyboards, texts
 from bot.callbacks import LobbyAction, LobbyCb, NewCb
-from bot.handlers.common import answer, store_user, thread_of
+from bot.handlers.common import anonymous, answer, store_user, thread_of
 from bot.lobbies import LobbyMessages
 from bot.sender import Sender
 
@@ -81,6 +81,9 @@ def make_router() -> Router:
     async def cmd_new(message: Message, command: CommandObject, store: Any, lobbies: LobbyMessages,
                       sender: Sender, prober: Prober, user: Any = None) -> None:
         """``/new prsi`` | ``/new penki``: post a lobby here (in this forum topic)."""
+        if anonymous(message):
+            await sender.send_message(message.chat.id, texts.anonymous_text(), thread_id=thread_of(message))
+            return
         game = parse_game(command.args)
         if game is None:
             await sender.send_message(message.chat.id, texts.unknown_game_text(), thread_id=thread_of(message),

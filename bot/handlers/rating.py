@@ -15,7 +15,7 @@ from aiogram.filters import Command
 from aiogram.types import Message
 
 from bot import texts
-from bot.handlers.common import thread_of
+from bot.handlers.common import anonymous, thread_of
 from bot.i18n import display_name
 from bot.sender import Sender
 
@@ -28,6 +28,9 @@ def make_router() -> Router:
 
     @router.message(Command("rating"))
     async def cmd_rating(message: Message, store: Any, sender: Sender) -> None:
+        if anonymous(message):
+            await sender.send_message(message.chat.id, texts.anonymous_text(), thread_id=thread_of(message))
+            return
         user = message.from_user
         chat = message.chat
         in_group = chat.type != "private"
