@@ -12,8 +12,10 @@ closer than the limits at Telegram's end. The request is made with the real aiog
   then the same request is retried (at most ``retries`` times);
 * ``TelegramForbiddenError`` on a private chat (the user blocked the bot or never
   started it) — ``store.set_reachable(user_id, False)``; the call returns ``None``;
-* ``TelegramBadRequest`` "message is not modified" — ignored; other bad requests are
-  logged and return ``None``;
+* ``TelegramBadRequest`` "message is not modified" — ignored; a refused button
+  (``BUTTON_URL_INVALID``, ``BUTTON_TYPE_INVALID`` …: ``PUBLIC_URL`` not https, a bad
+  link) — the same message once more without its keyboard, so the text still arrives;
+  other bad requests are logged and return ``None``;
 * ``TelegramMigrateToChat`` — the request is repeated to the supergroup's new id;
 * network / server errors — retried a few times with a short backoff, then ``None``.
 
@@ -261,6 +263,12 @@ class Sender:
             except TelegramBadRequest as e:
                 if "not modified" in e.message:
                     return None
+                if "BUTTON" in e.message.upper() and getattr(method, "reply_markup", None) is not None:
+                    # a button Telegram refuses (PUBLIC_URL not https, a bad link): the text still goes
+                    log.warning("%s in chat %s refused its buttons (%s); sending without them",
+                                method.__api_method__, chat_id, e.message)
+                    method = method.model_copy(update={"reply_markup": None})
+                    continue
                 self.failed += 1
                 log.warning("bad request %s in chat %s: %s", method.__api_method__, chat_id, e.message)
                 if raise_errors:

@@ -168,3 +168,23 @@ async def test_retry_after_in_a_group_holds_that_group_only(api):
         assert api.sent_messages(GROUP_A)[0].ts - started >= 2 - TOL
     finally:
         await bot.session.close()
+
+
+async def test_a_refused_button_still_lets_the_text_through(api):
+    """PUBLIC_URL not https (or a bad link): Telegram refuses the button; the text goes without it."""
+    from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
+
+    bot = api.make_bot()
+    sender = Sender(bot, _Store(), rate_chat=50)
+    try:
+        api.fail(42, status=400, description="Bad Request: BUTTON_URL_INVALID")
+        markup = InlineKeyboardMarkup(inline_keyboard=[[InlineKeyboardButton(text="Open", url="http://127.0.0.1/")]])
+        msg = await sender.send_message(42, "Your turn", reply_markup=markup)
+        assert msg is not None
+        calls = api.calls_of("sendMessage", chat_id=42, ok=None)
+        assert [c.status for c in calls] == [400, 200]
+        assert calls[0].reply_markup and not calls[1].reply_markup and calls[1].text == "Your turn"
+        api.fail(42, status=400, description="Bad Request: chat not found")
+        assert await sender.send_message(42, "x", reply_markup=markup) is None  # other refusals: given up
+    finally:
+        await bot.session.close()
