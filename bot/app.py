@@ -21,9 +21,10 @@ from aiogram.client.telegram import TelegramAPIServer
 from aiogram.webhook.aiohttp_server import SimpleRequestHandler
 from aiohttp import web
 
+from bot import texts
 from bot.handlers import routers
 from bot.handlers.lobby import Prober
-from bot.i18n import LanguagePrefs, UserLocaleMiddleware, make_i18n
+from bot.i18n import DEFAULT, LANGUAGES, LanguagePrefs, UserLocaleMiddleware, locale_scope, make_i18n
 from bot.lobbies import LobbyMessages
 from bot.middlewares import DedupeMiddleware
 from bot.notifier import Notifier
@@ -110,6 +111,19 @@ class BotRuntime:
             allowed_updates=self.dp.resolve_used_update_types(),
         )
 
+    async def set_commands(self) -> None:
+        """The command menu in Czech, Russian and English (``setMyCommands`` per ``language_code``;
+        English also as the default for other languages). A failure is logged, nothing more."""
+        from aiogram.types import BotCommand
+
+        for lang in (None, *LANGUAGES):
+            with locale_scope(self.i18n, lang or DEFAULT):
+                commands = [BotCommand(command=c, description=d) for c, d in texts.command_menu()]
+            try:
+                await self.bot.set_my_commands(commands, language_code=lang)
+            except Exception:
+                log.exception("setMyCommands (%s) failed", lang or "default")
+
     async def set_webhook(self) -> None:
         assert self.settings.webhook_url
         await self.bot.set_webhook(
@@ -160,6 +174,7 @@ async def setup_bot(app: web.Application, store: Any, settings: BotSettings) -> 
         ).register(app, path=settings.webhook_path)
 
     async def bot_ctx(_app: web.Application) -> AsyncIterator[None]:
+        await runtime.set_commands()
         if settings.webhook_url:  # (start_polling emits startup and shutdown itself)
             await runtime.dp.emit_startup(bot=runtime.bot)
             try:

@@ -243,6 +243,18 @@ def help_text() -> str:
     )
 
 
+def command_menu() -> list[tuple[str, str]]:
+    """Telegram's command menu (``setMyCommands``): (command, description) in the current locale."""
+    return [
+        ("new", _("New table: /new prsi or /new penki")),
+        ("rating", _("Your weekly and monthly rating")),
+        ("top", _("This week's best players")),
+        ("rules", _("The rules in short")),
+        ("lang", _("Choose the language")),
+        ("help", _("All commands")),
+    ]
+
+
 def rules_text() -> str:
     """The rules in short, as the engine plays them (rules/RULES.md: the house rules of Prší,
     P1–P16; Penki R1–R19). The callouts keep their Russian names in every language."""

@@ -235,6 +235,11 @@ async def test_long_polling_emits_startup_and_shutdown_once(fake_store, fake_bot
     await api.wait_for(lambda: api.sent_messages(ANN), timeout=10)
     await client.close()
     assert events == ["startup", "shutdown"]
+    # the command menu, in each language
+    menus = {c.params.get("language_code"): c.params["commands"] for c in api.calls_of("setMyCommands")}
+    assert set(menus) == {None, "en", "cs", "ru"}
+    assert [c["command"] for c in menus[None]] == ["new", "rating", "top", "rules", "lang", "help"]
+    assert menus["cs"][0]["description"].startswith("Nový stůl") and menus["ru"][-1]["description"] == "Все команды"
 
 
 async def test_presses_whose_answer_fails_still_update_the_lobby(fake_store, bot_runtime, fake_bot_api):
