@@ -319,21 +319,25 @@ function announce(events) {
   if (spoken && events.length) spoken.textContent = events.map((ev) => eventText(ev, game)).join(". ");
   let roundEnd = null;
   let final = false;
+  let byTimer = false;
+  const brief = []; // Бита, the phase change, who went out: one short banner together
   for (const ev of events) {
     if (ev.a === "zevok" || ev.a === "how_many" || ev.a === "one_card") {
       banner(eventText(ev, game), "callout");
       if (ev.seat !== state.seat) tg?.impact("medium");
-    } else if (ev.a === "bita" || ev.a === "phase2") {
-      banner(eventText(ev, game), "bita");
+    } else if (ev.a === "bita" || ev.a === "phase2" || ev.a === "out") {
+      brief.push(eventText(ev, game));
     } else if (ev.a === "round_end") {
       roundEnd = ev;
     } else if (ev.a === "match_end" || ev.a === "game_end") {
       final = true;
     }
-    if (ev._by === "timer" && ev.seat && ev.seat === state.seat) {
-      toast(t("played_for_you"), "warn");
-      tg?.notify("warning");
-    }
+    if (ev._by === "timer" && ev.seat && ev.seat === state.seat) byTimer = true;
+  }
+  if (brief.length && !final) banner(brief.join(" · "), "bita");
+  if (byTimer) {
+    toast(t("played_for_you"), "warn");
+    tg?.notify("warning");
   }
   if (final) showFinal();
   else if (roundEnd) {

@@ -634,6 +634,7 @@ function penkiPhase1(handlers) {
   if (myTurn()) {
     if (v.drawn || state.selected === "drawn") hint = t("tap_target");
     else if (state.selected === "pile") hint = t("tap_target_move");
+    else if (!v.stock) hint = t("tap_move"); // R8: the stock is out, only a move is left
     else hint = my?.pile_top ? t("tap_move_or_draw") : t("tap_to_draw");
   }
   return [
