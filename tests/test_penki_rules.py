@@ -470,6 +470,17 @@ def test_r16_everyone_out_at_once_no_last_place():
     assert st.over and st.places == {"a": 1, "b": 1} and st.balances == {"a": 0, "b": 0}
 
 
+def test_r16_a_later_place_skips_the_shared_one():
+    # b and c go out at one round's end (1, 1); d at the next: 3, not 2; a is left: 4.
+    s = position(players=("a", "b", "c", "d"), phase=2, turn="b", table=("10h",),
+                 hands={"a": ("6c", "8c", "Ac"), "b": ("Jh",), "c": ("Qh",), "d": ("Kh", "7s")})
+    s = run(s, ("b", play("Jh")), ("c", play("Qh")), ("d", play("Kh")))
+    assert s.places == {"b": 1, "c": 1} and s.to_move == "d"
+    s = run(s, ("d", play("7s")), ("a", TAKE))  # a takes the table's only card: the round ends
+    assert s.over and s.places == {"a": 4, "b": 1, "c": 1, "d": 3}
+    assert s.balances == {"a": -3, "b": 2, "c": 2, "d": -1}
+
+
 # ---------------------------------------------------------------- R17, R18: callouts
 
 
@@ -492,6 +503,26 @@ def test_r17_debt_lapses_at_the_next_ordinary_action():
     s = run(s, ("a", play("6h")), ("b", play("Ah")))
     assert s.owes == ("b",)  # a's debt lapsed with b's play; b now owes
     assert rejected(s, "b", ASK) == "illegal"  # nobody but the asker owes
+
+
+def test_r17_r18_a_take_by_anyone_also_ends_the_debt():
+    s = position(phase=2, hands={"a": ("6h", "7c"), "b": ("8c", "9s"), "c": ("9c", "6s")},
+                 stumps={"a": ("6d", "7d")})
+    s = run(s, ("a", play("6h")))
+    assert s.owes == ("a",)
+    s = run(s, ("b", TAKE))  # an ordinary action: the window closes, a owes nothing more
+    assert s.owes == () and s.hands["a"] == ("7c",)
+    assert rejected(s, "c", ASK) == "illegal" and rejected(s, "a", ONE) == "illegal"
+
+
+def test_r17_a_declaration_lapses_when_the_hand_stops_being_one_card():
+    s = position(phase=2, turn="c", declared=("a",), table=("8h",),
+                 hands={"a": ("7c",), "b": ("Ah", "8c"), "c": ("9c", "6s")}, stumps={"a": ("6d", "7d")})
+    assert [p["declared"] for p in engine.view(s, "b")["players"]] == [True, False, False]
+    s = run(s, ("c", TAKE))  # the table empties, a still holds one card: still declared
+    assert s.declared == ("a",)
+    s = run(s, ("a", play("7c")), ("b", TAKE))  # a's hand is empty now: the declaration lapses
+    assert s.declared == () and not any(p["declared"] for p in engine.view(s, None)["players"])
 
 
 def test_r17_empty_hand_take_owes_a_declaration():
