@@ -21,7 +21,8 @@ table; "your turn" messages reach a player only while their Mini App is closed
 
 The Penki game is played the same way (no restart) with every callout: «ЗЕВОК!»
 whenever a blunder opens a window, «ОДНА КАРТА!», and one forgotten declaration
-caught by Anna's «СКОЛЬКО КАРТ?» button, her penalty cards given in the dialog.
+caught by Anna's «СКОЛЬКО КАРТ?» button (while she holds cards, so she owes the
+punished player one and hands it over in the Mini App's dialog).
 Artifacts (service logs, Bot API calls, screenshots, summaries): test-output/e2e/.
 """
 
@@ -633,6 +634,7 @@ async def test_penki_game_with_callouts_end_to_end(redis_url: str) -> None:
         page = await d.open_app(anna)
         done: dict[str, int] = {}
         forgot: str | None = None  # the seat that kept quiet about its last card, once
+        passed_up = 0
 
         def count(kind: str, who: Player) -> None:
             key = f"{kind}:{'click' if who is anna else 'api'}"
@@ -666,6 +668,7 @@ async def test_penki_game_with_callouts_end_to_end(redis_url: str) -> None:
                 if state.over:
                     break
                 wants = {p.seat: engine.computer_action(state, p.seat) for p in d.players}
+                anna_holds = len(engine.view(state, anna.seat)["hand"] or [])
                 step: tuple[Player, dict[str, Any]] | None = None
                 # Callouts first, as quick players would: declarations, then ЗЕВОК, then the ask.
                 for kind in ("one_card", "zevok", "how_many"):
@@ -675,8 +678,12 @@ async def test_penki_game_with_callouts_end_to_end(redis_url: str) -> None:
                             continue
                         if (kind == "one_card" and p is not anna and "how_many:click" not in done
                                 and forgot in (None, p.seat)):
-                            forgot = p.seat  # this one keeps quiet, for Anna to catch
-                            continue
+                            # Keep quiet, for Anna to catch — best while she holds cards, so
+                            # she owes a penalty card too; after two misses, regardless.
+                            if anna_holds or passed_up >= 2 or forgot == p.seat:
+                                forgot = p.seat
+                                continue
+                            passed_up += 1
                         if kind == "how_many" and p is not anna and "how_many:click" not in done:
                             continue  # leave the catch to Anna's button
                         step = step or (p, w)
