@@ -73,6 +73,9 @@ RETRY_LATER = 5.0
 SWEEP_EVERY = 60.0  # seconds between sweeps (Store.sweep) across all workers
 SWEEP_SETTLE = 10.0  # a commit's follow-up counts as lost only after this many seconds  # a due move the engine refused is looked at again after this
 COMPUTER_DELAY = (0.6, 1.2)  # seconds before a computer seat moves, so people can follow
+# Seconds before a computer calls «ЗЕВОК!» or «СКОЛЬКО КАРТ?» on someone: slower than a
+# move, so a person has a fair chance to declare first or to win the race themselves.
+CALLOUT_DELAY = (1.6, 3.0)
 OUTBOX_MAXLEN = 10_000
 OUTBOX_GROUP = "bot"
 MAX_TRIES = 200  # compare-and-set attempts before StoreError("busy")
@@ -629,8 +632,10 @@ class Store:
             for sid, seat in seats.items():
                 if sid in turns or not (seat["computer"] or seat["auto"]):
                     continue
-                if engine.computer_action(state, sid) is not None:
-                    callouts[sid] = prev_callouts.get(sid) or now + self._rng.uniform(*COMPUTER_DELAY)
+                wanted = engine.computer_action(state, sid)
+                if wanted is not None:
+                    delay = COMPUTER_DELAY if wanted.get("a") not in ("zevok", "how_many") else CALLOUT_DELAY
+                    callouts[sid] = prev_callouts.get(sid) or now + self._rng.uniform(*delay)
         doc["turns"] = turns
         doc["callouts"] = callouts
         people = [t["due"] for t in turns.values() if not t["driven"] and t["due"] is not None]

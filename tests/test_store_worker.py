@@ -13,7 +13,7 @@ import pytest
 
 import engine
 from store import LobbySettings, Seat
-from store.store import CALLOUTS, LEASE
+from store.store import CALLOUT_DELAY, CALLOUTS, LEASE
 
 
 def people(n: int) -> list[Seat]:
@@ -174,34 +174,54 @@ async def test_run_worker_moves_computer_seats_and_stops_on_request(store):
         await asyncio.wait_for(task, 2)
 
 
+def note(wanted_since: dict[str, tuple[str, float]], state, at: float) -> None:
+    """Record since when each computer seat has wanted to call on someone (its kind, time)."""
+    for sid in ("c1", "c2"):
+        act = engine.computer_action(state, sid)
+        kind = act["a"] if act and act["a"] in ("zevok", "how_many") else None
+        if kind is None:
+            wanted_since.pop(sid, None)
+        elif wanted_since.get(sid, (None,))[0] != kind:
+            wanted_since[sid] = (kind, at)
+
+
 async def test_penki_computer_seats_call_out_out_of_turn_after_a_short_delay(store):
-    """R6, R17, R18: computer seats' callouts are scheduled even when it is not their turn."""
+    """R6, R17, R18: computer seats' callouts are scheduled even when it is not their turn;
+    a call on someone (ЗЕВОК, СКОЛЬКО КАРТ?) waits at least CALLOUT_DELAY's low end since it
+    became possible, so a person has a fair chance to declare or to call first."""
     rng = random.Random(3)
     out_of_turn: list[dict] = []
-    for seed in range(6):
+    on_someone: list[float] = []
+    for seed in range(12):
         table = await store.create_table(game="penki", seats=people(1) + computers(2), settings=OFF, seed=seed)
         now = store.clock()
+        wanted_since: dict[str, tuple[str, float]] = {}
+        note(wanted_since, table.state, now)
         for _ in range(400):
             table = await store.get_table(table.id)
-            if table.state.over or out_of_turn:
+            if table.state.over or (out_of_turn and len(on_someone) >= 2):
                 break
             due = await store.next_due(table.id)
             if due is not None:
                 waiting = engine.awaiting(table.state)
-                assert 0 < due - now <= 1.2 + 1e-6 or due <= now
+                assert 0 < due - now <= CALLOUT_DELAY[1] + 1e-6 or due <= now
                 now = max(now, due) + 0.001
                 if await store.tick(now=now):
                     entry = (await store.log(table.id))[-1]
                     assert entry["by"] == "computer"
-                    if entry["action"]["a"] in CALLOUTS and entry["seat"] not in waiting:
+                    kind = entry["action"]["a"]
+                    if kind in CALLOUTS and entry["seat"] not in waiting:
                         out_of_turn.append(entry)
+                    if kind in ("zevok", "how_many") and entry["seat"] not in waiting:
+                        on_someone.append(now - wanted_since[entry["seat"]][1])
+                    note(wanted_since, (await store.get_table(table.id)).state, now)
                     continue
             if "u100" in engine.awaiting(table.state):
                 legal = engine.legal_actions(table.state, "u100")
                 await store.apply(table.id, "u100", rng.choice(legal), now=now)
-        if out_of_turn:
-            break
-    assert out_of_turn
+                note(wanted_since, (await store.get_table(table.id)).state, now)
+    assert out_of_turn and on_someone
+    assert min(on_someone) >= CALLOUT_DELAY[0] - 1e-6
 
 
 async def test_a_timer_move_is_published_as_played_for_the_seat(store):
