@@ -609,10 +609,12 @@ class Store:
         """
         prev_turns: dict[str, Any] = doc.get("turns") or {}
         prev_callouts: dict[str, float] = doc.get("callouts") or {}
+        prev_kinds: dict[str, str] = doc.get("callout_kinds") or {}
         seats = {s["seat"]: s for s in doc["seats"]}
         turn_seconds = doc["settings"].get("turn_seconds")
         turns: dict[str, Any] = {}
         callouts: dict[str, float] = {}
+        kinds: dict[str, str] = {}
         new_turns: list[str] = []
         if not state.over:
             for sid in engine.awaiting(state):
@@ -634,10 +636,14 @@ class Store:
                     continue
                 wanted = engine.computer_action(state, sid)
                 if wanted is not None:
-                    delay = COMPUTER_DELAY if wanted.get("a") not in ("zevok", "how_many") else CALLOUT_DELAY
-                    callouts[sid] = prev_callouts.get(sid) or now + self._rng.uniform(*delay)
+                    kind = wanted["a"]
+                    delay = CALLOUT_DELAY if kind in ("zevok", "how_many") else COMPUTER_DELAY
+                    kept = prev_callouts.get(sid) if prev_kinds.get(sid) == kind else None
+                    callouts[sid] = kept or now + self._rng.uniform(*delay)
+                    kinds[sid] = kind
         doc["turns"] = turns
         doc["callouts"] = callouts
+        doc["callout_kinds"] = kinds
         people = [t["due"] for t in turns.values() if not t["driven"] and t["due"] is not None]
         doc["deadline"] = min(people) if people else None
         return new_turns
