@@ -144,3 +144,11 @@ async def test_the_server_keeps_its_keys_under_karty_prefix(aiohttp_client, monk
     assert resp.status == 201
     keys = [k async for k in store.redis.scan_iter(match="*")]
     assert keys and all(k.startswith("karty-other:") for k in keys), keys
+
+
+def test_the_redis_url_is_logged_without_its_password():
+    from webapp.__main__ import _safe
+
+    assert _safe("redis://:s3cret@db:6379/0") == "redis://:***@db:6379/0"
+    assert _safe("rediss://user:s3cret@db:6380/1") == "rediss://user:***@db:6380/1"
+    assert _safe("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"

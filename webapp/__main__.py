@@ -14,6 +14,7 @@ import argparse
 import logging
 import sys
 from collections.abc import AsyncIterator
+from urllib.parse import urlsplit, urlunsplit
 
 from aiohttp import web
 
@@ -51,7 +52,10 @@ async def build(settings: WebSettings, bot_settings: object | None = None) -> we
         url = embedded.url
         log.warning("no Redis at %s: using an embedded fakeredis at %s (data is lost on exit)",
                     settings.redis_url, url)
-    store = Store.from_url(url, prefix=StoreSettings().prefix)  # KARTY_PREFIX
+    prefix = StoreSettings().prefix  # KARTY_PREFIX
+    if embedded is None:
+        log.info("games are kept in the Redis at %s under the key prefix %r", _safe(url), prefix)
+    store = Store.from_url(url, prefix=prefix)
     app = create_app(settings, store)
 
     async def resources(app: web.Application) -> AsyncIterator[None]:
@@ -67,6 +71,15 @@ async def build(settings: WebSettings, bot_settings: object | None = None) -> we
 
         await setup_bot(app, store, bot_settings or BotSettings())
     return app
+
+
+def _safe(url: str) -> str:
+    """``url`` without its password, for the log."""
+    parts = urlsplit(url)
+    if parts.password:
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+        return urlunsplit(parts._replace(netloc=netloc))
+    return url
 
 
 def main(argv: list[str] | None = None) -> None:
