@@ -165,6 +165,7 @@ export class TableSocket {
     ws.addEventListener("close", () => {
       clearInterval(this.pingTimer);
       if (this.ws === ws) this.ws = null;
+      if (this.closed) return; // closed on purpose (left the table): no "reconnecting" banner
       if (this.connected) this.onStatus("closed");
       this.connected = false;
       this.scheduleRetry();
