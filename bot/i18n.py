@@ -58,42 +58,36 @@ def display_name(user: TgUser) -> str:
     return " ".join(p for p in (user.first_name, user.last_name) if p).strip() or (user.username or str(user.id))
 
 
-def store_prefix(store: Any) -> str:
-    """The store's Redis key prefix (``store.keys.prefix``), ``"karty"`` if it has none."""
-    keys = getattr(store, "keys", None)
-    return getattr(keys, "prefix", None) or getattr(store, "prefix", None) or "karty"
-
-
 class LanguagePrefs:
     """Which users chose their language explicitly (``/lang``).
 
-    Kept in Redis (``<prefix>:bot:lang:explicit``, a set, no TTL) when the store
-    exposes its client as ``store.redis``; otherwise in this process only.
+    Kept by the store (the durable flag set ``lang_explicit``); remembered in this
+    process too, so a store outage only loses what other processes learnt.
     """
 
+    FLAG = "lang_explicit"
+
     def __init__(self, store: Any) -> None:
-        self.redis = getattr(store, "redis", None)
-        prefix = store_prefix(store)
-        self.key = f"{prefix}:bot:lang:explicit"
+        self.store = store
         self._local: set[int] = set()
 
     async def is_explicit(self, user_id: int) -> bool:
+        """Whether ``user_id`` picked a language with /lang (else Telegram's language_code rules)."""
         if user_id in self._local:
             return True
-        if self.redis is not None:
-            try:
-                return bool(await self.redis.sismember(self.key, str(user_id)))
-            except Exception:
-                log.exception("redis sismember failed")
+        try:
+            return await self.store.has_flag(self.FLAG, user_id)
+        except Exception:
+            log.exception("reading the language flag failed")
         return False
 
     async def mark(self, user_id: int) -> None:
+        """Record that ``user_id`` picked a language with /lang."""
         self._local.add(user_id)
-        if self.redis is not None:
-            try:
-                await self.redis.sadd(self.key, str(user_id))
-            except Exception:
-                log.exception("redis sadd failed")
+        try:
+            await self.store.set_flag(self.FLAG, user_id)
+        except Exception:
+            log.exception("storing the language flag failed")
 
 
 class UserLocaleMiddleware(I18nMiddleware):

@@ -1,9 +1,9 @@
 """Update-level middlewares.
 
 :class:`DedupeMiddleware` — the same update delivered twice (a webhook retry, two
-processes polling) is handled once: ``SET <prefix>:bot:upd:<bot id>:<update_id> 1
-NX EX 86400`` on the store's Redis client (``store.redis``); without one (or when
-Redis fails) an in-process LRU of the last 10 000 update ids is used instead.
+processes polling) is handled once, through the store's "done once" markers
+(``store.once("upd", "<bot id>:<update_id>", ttl=86400)``); when the store fails an
+in-process LRU of the last 10 000 update ids is used instead.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from typing import Any
 from aiogram import BaseMiddleware
 from aiogram.types import TelegramObject, Update
 
-from bot.i18n import store_prefix
-
 log = logging.getLogger(__name__)
 
 
@@ -25,8 +23,8 @@ class SeenIds:
     """Remembers ids: :meth:`first` is True the first time an id is offered."""
 
     def __init__(self, store: Any, namespace: str, *, ttl: int = 86400, capacity: int = 10_000) -> None:
-        self.redis = getattr(store, "redis", None)
-        self.key = f"{store_prefix(store)}:bot:{namespace}:"
+        self.store = store
+        self.name = f"bot:{namespace}"
         self.ttl = ttl
         self.capacity = capacity
         self._local: OrderedDict[str, None] = OrderedDict()
@@ -43,31 +41,29 @@ class SeenIds:
     async def seen(self, ident: Any) -> bool:
         """Whether ``ident`` was offered or marked before (without marking it)."""
         key = str(ident)
-        if self.redis is not None:
-            try:
-                return bool(await self.redis.exists(self.key + key))
-            except Exception:
-                log.exception("dedupe through Redis failed; using memory")
+        try:
+            return await self.store.done_once(self.name, key)
+        except Exception:
+            log.exception("dedupe through the store failed; using memory")
         return key in self._local
 
     async def mark(self, ident: Any) -> None:
         """Remember ``ident`` (after the work it guards was done)."""
         key = str(ident)
-        if self.redis is not None:
-            try:
-                await self.redis.set(self.key + key, "1", ex=self.ttl)
-                return
-            except Exception:
-                log.exception("dedupe through Redis failed; using memory")
+        try:
+            await self.store.mark_once(self.name, key, self.ttl)
+            return
+        except Exception:
+            log.exception("dedupe through the store failed; using memory")
         self._first_local(key)
 
     async def first(self, ident: Any) -> bool:
+        """True the first time ``ident`` is offered (across processes, for ``ttl`` seconds)."""
         key = str(ident)
-        if self.redis is not None:
-            try:
-                return bool(await self.redis.set(self.key + key, "1", nx=True, ex=self.ttl))
-            except Exception:
-                log.exception("dedupe through Redis failed; using memory")
+        try:
+            return await self.store.once(self.name, key, self.ttl)
+        except Exception:
+            log.exception("dedupe through the store failed; using memory")
         return self._first_local(key)
 
 

@@ -4,6 +4,7 @@ Live games and lobbies with TTLs, the action log, turn deadlines and computer
 moves, presence, the bot's outbox, the results ledger and leaderboards.
 """
 
+from store.embedded import UNAVAILABLE, EmbeddedRedis, redis_answers
 from store.keys import Keys
 from store.models import (
     ERROR_CODES,
@@ -20,7 +21,9 @@ from store.store import Store
 
 __all__ = [
     "ERROR_CODES",
+    "UNAVAILABLE",
     "ApplyResult",
+    "EmbeddedRedis",
     "Keys",
     "Lobby",
     "LobbySettings",
@@ -30,4 +33,5 @@ __all__ = [
     "StoreSettings",
     "Table",
     "User",
+    "redis_answers",
 ]

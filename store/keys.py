@@ -15,6 +15,8 @@ key                                            type       contents / lifetime
 ``P:{u:<user>}:tables``                        zset       table ids of a user, score = created
 ``P:users``                                    hash       user id → User JSON (no TTL)
 ``P:unreachable``                              set        user ids that blocked the bot
+``P:flags:<name>``                             set        durable membership flags (e.g. ``lang_explicit``: users who chose via /lang)
+``P:once:<name>:<id>``                         string     "done once" markers with a TTL (e.g. the bot's update ids, sent notices)
 ``P:{sched}:deadlines``                        zset       table id → epoch s when the worker must look at it (S4)
 ``P:{sched}:versions``                         hash       table id → version its due time was computed from; ``-<version>`` once over (until it expires)
 ``P:{sched}:sweep``                            string     the sweeper's lease (one sweep per interval across processes)
@@ -78,6 +80,12 @@ class Keys:
     @property
     def unreachable(self) -> str:
         return f"{self.prefix}:unreachable"
+
+    def flags(self, name: str) -> str:
+        return f"{self.prefix}:flags:{name}"
+
+    def once(self, name: str, ident: str) -> str:
+        return f"{self.prefix}:once:{name}:{ident}"
 
     # --- turn deadlines and computer moves (one slot: {sched}) -------------------
     @property

@@ -36,8 +36,8 @@ PHONE = {"width": 390, "height": 844}
 # of 1 s, so a busy test machine never makes it fall back to a private embedded Redis.
 SERVER_MAIN = """
 import webapp.__main__ as entry
-import webapp.local as local
-probe = local.redis_answers
+import store.embedded as embedded
+probe = embedded.redis_answers
 async def patient(url, timeout=1.0):
     return await probe(url, timeout=10.0)
 entry.redis_answers = patient

@@ -37,7 +37,7 @@ pytestmark = [
 
 @pytest.fixture
 def embedded_redis():
-    from webapp.local import EmbeddedRedis
+    from store.embedded import EmbeddedRedis
 
     r = EmbeddedRedis().start()
     yield r

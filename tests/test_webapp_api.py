@@ -347,6 +347,6 @@ async def test_healthz_answers_while_redis_does(web_client, monkeypatch):
     async def down() -> None:
         raise ConnectionError("redis is gone")
 
-    monkeypatch.setattr(client.app[STORE].redis, "ping", down)
+    monkeypatch.setattr(client.app[STORE], "ping", down)
     resp = await client.get("/healthz")
     assert resp.status == 503 and (await resp.json()) == {"ok": False}

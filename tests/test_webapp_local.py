@@ -10,8 +10,8 @@ import sys
 import aiohttp
 import pytest
 
+from store.embedded import EmbeddedRedis, redis_answers
 from webapp.__main__ import build
-from webapp.local import EmbeddedRedis, redis_answers
 from webapp.settings import WebSettings
 
 

@@ -18,8 +18,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from aiohttp import web
 
+from store.embedded import EmbeddedRedis, redis_answers
 from webapp.app import create_app
-from webapp.local import EmbeddedRedis, redis_answers
 from webapp.settings import WebSettings
 
 log = logging.getLogger("webapp")

@@ -155,7 +155,7 @@ async def healthz(request: web.Request) -> web.Response:
     """``GET /healthz`` → 200 ``{"ok": true}`` while this process serves and its Redis answers,
     else 503 ``{"ok": false}``. No auth; for container health checks and the proxy."""
     try:
-        await asyncio.wait_for(request.app[STORE].redis.ping(), 2.0)
+        await asyncio.wait_for(request.app[STORE].ping(), 2.0)
     except Exception:
         return web.json_response({"ok": False}, status=503)
     return web.json_response({"ok": True})

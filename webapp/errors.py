@@ -25,11 +25,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pydantic
-import redis.exceptions
 from aiohttp import web
 
 from engine import Rejected
-from store import StoreError
+from store import UNAVAILABLE, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +121,7 @@ async def error_middleware(
         if e.status < 400 or not _is_api(request):
             raise
         return json_error(e.status, HTTP_CODES.get(e.status, "error"), e.reason, _safe_headers(e))
-    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as e:
+    except UNAVAILABLE as e:
         log.warning("redis unavailable: %s", e)
         return json_error(503, "unavailable", "storage unavailable, try again")
     except Exception:

@@ -9,14 +9,10 @@ rest of the app checks it like any other initData.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import socket
-import threading
 import time
-from typing import Any, Literal
+from typing import Literal
 
-import redis.asyncio as aioredis
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -109,40 +105,3 @@ def add_routes(app: web.Application) -> None:
     app.router.add_post("/api/local/tables", create_table, name="local_tables")
 
 
-# --- the embedded Redis substitute ---------------------------------------------------------
-async def redis_answers(url: str, timeout: float = 1.0) -> bool:
-    """True when a Redis at ``url`` answers PING within ``timeout`` seconds."""
-    client = aioredis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
-    try:
-        return bool(await asyncio.wait_for(client.ping(), timeout))
-    except Exception:
-        return False
-    finally:
-        await client.aclose()
-
-
-class EmbeddedRedis:
-    """fakeredis's TCP server in a background thread, on ``host`` and a free port.
-
-    ``url`` is what to connect to; :meth:`stop` shuts it down. Lua (lupa) and pub/sub
-    work, so the store runs on it unchanged. Data lives in this process only.
-    """
-
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
-        from fakeredis import TcpFakeServer
-
-        if port == 0:
-            with socket.socket() as s:
-                s.bind((host, 0))
-                port = s.getsockname()[1]
-        self.server: Any = TcpFakeServer((host, port), server_type="redis")
-        self.url = f"redis://{host}:{port}/0"
-        self._thread = threading.Thread(target=self.server.serve_forever, name="fakeredis", daemon=True)
-
-    def start(self) -> EmbeddedRedis:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
