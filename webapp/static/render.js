@@ -462,20 +462,30 @@ function renderPrsi(root, handlers) {
       prsiOpponents(),
       prsiCenter(handlers),
       ticker("prsi"),
-      h(
-        "section",
-        { class: "me", "aria-label": t("you") },
-        h(
-          "div",
-          { class: "me-head" },
-          state.seat ? avatar(state.seat, true) : null,
-          h("span", { class: "status", role: "status", "aria-live": "polite" }, statusLine()),
+      mySeat(
+        [
           my && v.points ? h("span", { class: "my-points" }, t("pts", { n: v.points[state.seat] ?? 0 })) : null,
           prsiActions(handlers),
-        ),
+        ],
         state.seat ? prsiHand(handlers) : h("p", { class: "muted center-text" }, t("not_seated")),
       ),
     ),
+  );
+}
+
+/** The viewer's own seat: avatar, status line and ``badges`` in one row, then ``body`` (the hand). */
+function mySeat(badges, body) {
+  return h(
+    "section",
+    { class: "me", "aria-label": t("you") },
+    h(
+      "div",
+      { class: "me-head" },
+      state.seat ? avatar(state.seat, true) : null,
+      h("span", { class: "status", role: "status", "aria-live": "polite" }, statusLine()),
+      ...badges,
+    ),
+    body,
   );
 }
 
@@ -720,18 +730,12 @@ function penkiPhase2(handlers) {
     h("section", { class: "opponents", "aria-label": t("players") }, oppTiles),
     center,
     ticker("penki"),
-    h(
-      "section",
-      { class: "me", "aria-label": t("you") },
-      h(
-        "div",
-        { class: "me-head" },
-        state.seat ? avatar(state.seat, true) : null,
-        h("span", { class: "status", role: "status", "aria-live": "polite" }, statusLine()),
+    mySeat(
+      [
         my ? stumpsBadge(my) : null,
         my?.declared ? h("span", { class: "declared" }, callout("one_card")) : null,
         h("div", { class: "actions" }, takeBtn),
-      ),
+      ],
       state.seat
         ? handRows(hand, (c) => {
             const can = plays.has(c);
