@@ -1,0 +1,115 @@
+"""What every part of :class:`store.Store` shares: lifetimes, delays, small helpers, the base.
+
+The only package that talks to Redis is :mod:`store`. Key names: :mod:`store.keys`.
+Scripts: the ``*.lua`` files beside this module, registered once per store and
+called as objects (redis-py reloads them on NOSCRIPT).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+from collections.abc import Callable
+from datetime import UTC, datetime
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
+
+from store.keys import Keys
+
+log = logging.getLogger("karty.store")
+
+SCHEMA = 1
+TABLE_TTL = 48 * 3600  # S7: live game state, since the last move
+FINISHED_TTL = 7 * 24 * 3600  # S7: a finished game's summary
+LOBBY_TTL = 3600  # S1, S7: since the last change
+LEASE = 30.0  # seconds a worker's claim on a due table lasts
+RETRY_LATER = 5.0
+SWEEP_EVERY = 60.0  # seconds between sweeps (Store.sweep) across all workers
+SWEEP_SETTLE = 10.0  # a commit's follow-up counts as lost only after this many seconds  # a due move the engine refused is looked at again after this
+COMPUTER_DELAY = (0.6, 1.2)  # seconds before a computer seat moves, so people can follow
+# Seconds before a computer calls «ЗЕВОК!» or «СКОЛЬКО КАРТ?» on someone: slower than a
+# move, so a person has a fair chance to declare first or to win the race themselves.
+CALLOUT_DELAY = (1.6, 3.0)
+OUTBOX_MAXLEN = 10_000
+OUTBOX_GROUP = "bot"
+MAX_TRIES = 200  # compare-and-set attempts before StoreError("busy")
+RESULTS_KEPT = 50
+INDEX_KEEP = 90 * 24 * 3600  # chat/user index entries older than this are trimmed (their tables are long gone)
+CALLOUTS = frozenset({"zevok", "one_card", "how_many"})
+BYS = ("player", "timer", "computer")
+
+
+@cache
+def _lua(name: str) -> str:
+    return resources.files("store").joinpath(name).read_text(encoding="utf-8")
+
+
+def _s(value: Any) -> Any:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def _utc(at: datetime | float | None, clock: Callable[[], float]) -> datetime:
+    if at is None:
+        return datetime.fromtimestamp(clock(), tz=UTC)
+    if isinstance(at, int | float):
+        return datetime.fromtimestamp(at, tz=UTC)
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+
+
+def _iso(dt: datetime) -> str:
+    return dt.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+@cache
+def _lua(name: str) -> str:
+    return resources.files("store").joinpath(name).read_text(encoding="utf-8")
+
+
+def _s(value: Any) -> Any:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def _utc(at: datetime | float | None, clock: Callable[[], float]) -> datetime:
+    if at is None:
+        return datetime.fromtimestamp(clock(), tz=UTC)
+    if isinstance(at, int | float):
+        return datetime.fromtimestamp(at, tz=UTC)
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+
+
+def _iso(dt: datetime) -> str:
+    return dt.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class StoreBase:
+    """The state every part of the store shares; :class:`store.Store` sets it up.
+
+    The parts (:mod:`store.users`, :mod:`store.lobbies`, :mod:`store.tables`, …) are
+    mixins over this base and call one another through ``self``.
+    """
+
+    redis: Redis
+    keys: Keys
+    clock: Callable[[], float]
+    _rng: random.Random
+    _commit: AsyncScript
+    _cas: AsyncScript
+    _schedule: AsyncScript
+    _claim: AsyncScript
+    _release: AsyncScript
+    _record: AsyncScript
+    _group_ready: bool
+    _pending_done: set[str]

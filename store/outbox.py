@@ -1,0 +1,89 @@
+"""The bot's outbox: a capped stream read through a consumer group (S5).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from redis.exceptions import ResponseError
+
+from store.common import (
+    OUTBOX_GROUP,
+    OUTBOX_MAXLEN,
+    StoreBase,
+    _dumps,
+    _s,
+)
+
+
+class Outbox(StoreBase):
+    """The outbox part of :class:`store.Store`."""
+
+    async def _outbox(self, entries: list[dict[str, Any]]) -> None:
+        if not entries:
+            return
+        pipe = self.redis.pipeline(transaction=False)
+        for entry in entries:
+            pipe.xadd(self.keys.outbox, {"data": _dumps(entry)}, maxlen=OUTBOX_MAXLEN, approximate=True)
+        await pipe.execute()
+
+    async def _ensure_group(self) -> None:
+        if self._group_ready:
+            return
+        try:
+            await self.redis.xgroup_create(self.keys.outbox, OUTBOX_GROUP, id="0", mkstream=True)
+        except ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+        self._group_ready = True
+
+    async def outbox_read(self, consumer: str, count: int = 50, block_ms: int = 1000) -> list[tuple[str, dict]]:
+        """Entries for the bot: ``[(id, {kind, table, chat_id, thread_id, ...}), ...]``.
+
+        Kinds: ``start`` (seats, game, lobby_id, rated), ``turn`` (seat, user_id, name,
+        deadline — once per turn, people only), ``round`` (round, round_points, points,
+        winner, names), ``end`` (places, balances, names, user_ids by seat, rated).
+        A consumer group: each entry goes to one consumer; the first call of a
+        consumer in this process returns its unacknowledged entries first (after a
+        crash). Acknowledge each with :meth:`outbox_ack`. ``block_ms=0``: don't wait.
+        """
+        try:
+            return await self._outbox_read(consumer, count, block_ms)
+        except ResponseError as exc:
+            if "NOGROUP" not in str(exc):
+                raise
+            # The stream or its group was lost (a flushed or restored Redis): make it again.
+            self._group_ready = False
+            self._pending_done.discard(consumer)
+            return await self._outbox_read(consumer, count, block_ms)
+
+    async def _outbox_read(self, consumer: str, count: int, block_ms: int) -> list[tuple[str, dict]]:
+        await self._ensure_group()
+        if consumer not in self._pending_done:
+            self._pending_done.add(consumer)
+            got = await self.redis.xreadgroup(OUTBOX_GROUP, consumer, {self.keys.outbox: "0"}, count=count)
+            out = self._entries(got)
+            if out:
+                return out
+        got = await self.redis.xreadgroup(
+            OUTBOX_GROUP, consumer, {self.keys.outbox: ">"}, count=count, block=block_ms or None
+        )
+        return self._entries(got)
+
+    @staticmethod
+    def _entries(got: Any) -> list[tuple[str, dict]]:
+        out: list[tuple[str, dict]] = []
+        if isinstance(got, dict):  # RESP3
+            got = list(got.items())
+        for _stream, items in got or []:
+            for entry_id, fields in items:
+                if not fields:
+                    continue
+                data = fields.get("data") or fields.get(b"data")
+                out.append((_s(entry_id), json.loads(_s(data))))
+        return out
+
+    async def outbox_ack(self, entry_id: str) -> None:
+        """Acknowledge an outbox entry (it is not delivered again)."""
+        await self.redis.xack(self.keys.outbox, OUTBOX_GROUP, entry_id)

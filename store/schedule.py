@@ -1,0 +1,268 @@
+"""Turn deadlines and computer moves (S4): planning, the worker and the sweeper.
+
+Deadlines are one sorted set, table id → when the worker must look at the table.
+``claim.lua`` leases due entries (their score moves to ``now + LEASE``), so exactly
+one worker gets each; a worker that dies leaves an entry that comes due again
+after the lease: no deadline is lost. ``schedule.lua`` never lets an older
+version overwrite a newer due time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from typing import Any
+
+import engine
+from engine.errors import Rejected
+from store.common import (
+    CALLOUT_DELAY,
+    CALLOUTS,
+    COMPUTER_DELAY,
+    LEASE,
+    OUTBOX_MAXLEN,
+    RETRY_LATER,
+    SWEEP_EVERY,
+    SWEEP_SETTLE,
+    StoreBase,
+    _dumps,
+    _s,
+    log,
+)
+from store.models import (
+    StoreError,
+)
+
+
+class Schedule(StoreBase):
+    """The schedule part of :class:`store.Store`."""
+
+    def _plan(self, doc: dict[str, Any], state: Any, actor: str | None, now: float) -> list[str]:
+        """Fill ``doc["turns"]``, ``doc["callouts"]``, ``doc["deadline"]`` for ``state``; new human turns.
+
+        ``turns``: ``{seat: {since, due, driven}}`` for every awaited seat. A seat keeps
+        its entry while it stays awaited without acting; otherwise its turn starts
+        now: due after ``turn_seconds`` for a person (``None``: no timer), after a
+        short delay for a computer-driven seat (a computer, or a person in auto).
+        ``callouts``: ``{seat: due}`` for computer-driven seats, not awaited, whose
+        computer player wants to act now (Penki's callouts). ``deadline``: the
+        earliest person's due time (the turn timer shown in the Mini App).
+        """
+        prev_turns: dict[str, Any] = doc.get("turns") or {}
+        prev_callouts: dict[str, float] = doc.get("callouts") or {}
+        prev_kinds: dict[str, str] = doc.get("callout_kinds") or {}
+        seats = {s["seat"]: s for s in doc["seats"]}
+        turn_seconds = doc["settings"].get("turn_seconds")
+        turns: dict[str, Any] = {}
+        callouts: dict[str, float] = {}
+        kinds: dict[str, str] = {}
+        new_turns: list[str] = []
+        if not state.over:
+            for sid in engine.awaiting(state):
+                seat = seats[sid]
+                driven = bool(seat["computer"] or seat["auto"])
+                prev = prev_turns.get(sid)
+                if prev is not None and sid != actor and prev["driven"] == driven:
+                    turns[sid] = prev
+                    continue
+                if driven:
+                    due = now + self._rng.uniform(*COMPUTER_DELAY)
+                else:
+                    due = now + turn_seconds if turn_seconds else None
+                    if prev is None or sid == actor:
+                        new_turns.append(sid)
+                turns[sid] = {"since": now, "due": due, "driven": driven}
+            for sid, seat in seats.items():
+                if sid in turns or not (seat["computer"] or seat["auto"]):
+                    continue
+                wanted = engine.computer_action(state, sid)
+                if wanted is not None:
+                    kind = wanted["a"]
+                    delay = CALLOUT_DELAY if kind in ("zevok", "how_many") else COMPUTER_DELAY
+                    kept = prev_callouts.get(sid) if prev_kinds.get(sid) == kind else None
+                    callouts[sid] = kept or now + self._rng.uniform(*delay)
+                    kinds[sid] = kind
+        doc["turns"] = turns
+        doc["callouts"] = callouts
+        doc["callout_kinds"] = kinds
+        people = [t["due"] for t in turns.values() if not t["driven"] and t["due"] is not None]
+        doc["deadline"] = min(people) if people else None
+        return new_turns
+
+    @staticmethod
+    def _dues(doc: dict[str, Any]) -> list[tuple[float, str]]:
+        """``(due, seat)`` of every seat the worker may have to move for, soonest first."""
+        out = [(t["due"], sid) for sid, t in (doc.get("turns") or {}).items() if t["due"] is not None]
+        out += [(due, sid) for sid, due in (doc.get("callouts") or {}).items()]
+        return sorted(out)
+
+    async def _set_due(self, doc: dict[str, Any], over: bool = False,
+                       entries: list[dict[str, Any]] | None = None, gone: bool = False) -> None:
+        """``schedule.lua``: the outbox ``entries`` of ``doc``'s version and its next due time, at once.
+
+        ``over``: the game ended (nothing due; a tombstone stays for :meth:`sweep`);
+        ``gone``: the table no longer exists (forgotten).
+        """
+        await self._schedule_version(doc["id"], doc["version"], [] if over or gone else self._dues(doc),
+                                     "2" if gone else "1" if over else "0", entries)
+
+    async def _schedule_version(self, table_id: str, version: int, dues: list[tuple[float, str]], flag: str,
+                                entries: list[dict[str, Any]] | None = None) -> None:
+        await self._schedule(
+            keys=[self.keys.deadlines, self.keys.deadline_versions, self.keys.outbox],
+            args=[table_id, version, repr(dues[0][0]) if dues else "", flag,
+                  OUTBOX_MAXLEN, *(_dumps(e) for e in entries or ())],
+        )
+
+    async def tick(self, now: float | None = None, limit: int = 100) -> int:
+        """One pass of the worker: claim due tables and move for them; returns moves made.
+
+        For each claimed table, the soonest due seat moves (``engine.computer_action``):
+        ``by="computer"`` for a computer seat or a person in auto, ``by="timer"`` for a
+        person whose turn time ran out. At most one move per table per pass; the
+        commit schedules the next one. Safe in any number of processes at once.
+        """
+        now = self.clock() if now is None else now
+        token = repr(now + LEASE + self._rng.random() * 1e-3)
+        claimed = await self._claim(keys=[self.keys.deadlines], args=[repr(now), token, limit])
+        done = await asyncio.gather(*(self._work(_s(t), now, token) for t in claimed), return_exceptions=True)
+        for table_id, result in zip(claimed, done, strict=True):
+            if isinstance(result, BaseException):  # the lease runs out and a later pass retries
+                log.error("worker failed on table %s", _s(table_id), exc_info=result)
+        return sum(r for r in done if isinstance(r, int))
+
+    async def _work(self, table_id: str, now: float, token: str) -> int:
+        doc = await self._doc(table_id)
+        if doc is None or "ended" in doc:
+            # Gone: forget it. Ended: nothing more is due; if the final commit's follow-up
+            # never ran, the versions hash still says so and the sweeper redoes it.
+            await self._release_claim(table_id, token, "", final=doc is None)
+            return 0
+        state = engine.load(doc["state"])
+        seats = {s["seat"]: s for s in doc["seats"]}
+        dues = self._dues(doc)
+        retry = False
+        for due, sid in dues:
+            if due > now:
+                break
+            by = "computer" if seats[sid]["computer"] or seats[sid]["auto"] else "timer"
+            action = engine.computer_action(state, sid)
+            if by == "timer" and action is not None and action.get("a") in CALLOUTS:
+                # the timer moves for an absent person; it never calls out for them (S3)
+                legal = engine.legal_actions(state, sid)
+                action = legal[0] if legal else None
+            if action is None:
+                continue
+            try:
+                await self.apply(table_id, sid, action, expected_version=doc["version"], by=by, now=now)
+                return 1
+            except StoreError as exc:
+                if exc.code != "stale":
+                    raise
+                return 0  # someone committed meanwhile and scheduled the table afresh
+            except Rejected as exc:
+                log.warning("table %s: computer move %s for %s refused: %s", table_id, action, sid, exc)
+                retry = True
+        later = [d for d, _ in dues if d > now]
+        if retry:
+            later.append(now + RETRY_LATER)
+        await self._release_claim(table_id, token, repr(min(later)) if later else "")
+        return 0
+
+    async def _release_claim(self, table_id: str, token: str, due: str, final: bool = False) -> None:
+        await self._release(keys=[self.keys.deadlines, self.keys.deadline_versions],
+                            args=[table_id, token, due, "1" if final else "0"])
+
+    async def run_worker(self, stop_event: asyncio.Event, interval: float = 0.2,
+                         sweep_every: float = SWEEP_EVERY) -> None:
+        """Run :meth:`tick` until ``stop_event`` is set (S4: timers and computer seats).
+
+        Every ``sweep_every`` seconds one of the running workers also runs :meth:`sweep`.
+        """
+        next_sweep = 0.0
+        while not stop_event.is_set():
+            try:
+                moves = await self.tick()
+                if time.monotonic() >= next_sweep:
+                    next_sweep = time.monotonic() + sweep_every
+                    await self.sweep(lease=sweep_every)
+            except Exception:
+                log.exception("worker tick failed")
+                moves = 0
+            if moves:
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop_event.wait(), interval)
+
+    async def sweep(self, now: float | None = None, lease: float | None = SWEEP_EVERY,
+                    settle: float = SWEEP_SETTLE) -> int:
+        """Finish commits whose follow-up never ran (the process died right after committing).
+
+        The versions hash lists every live table with the version its due time was
+        computed from (a finished one as a tombstone, ``-<version>``). A live table
+        whose stored version is newer, and whose last commit is more than ``settle``
+        seconds old, gets its ledger entry (if it ended rated; idempotent), that
+        commit's outbox entries (round, end, turn) and its due time now.
+        ``schedule.lua`` adds a version's entries once, so a slow original follow-up
+        arriving later repeats none. A table that is gone (expired) is forgotten. One
+        table failing is logged and skipped. ``lease``: seconds during which other
+        processes' sweeps are skipped (``None``: always sweep). Returns the number of
+        tables repaired.
+        """
+        now = self.clock() if now is None else now
+        if lease and not await self.redis.set(self.keys.sweep_lock, "1", nx=True, px=int(lease * 1000)):
+            return 0
+        repaired = 0
+        batch: list[tuple[str, int]] = []
+
+        async def flush() -> int:
+            pipe = self.redis.pipeline(transaction=False)
+            for table_id, known in batch:
+                if known < 0:  # a finished table: only whether it is still kept
+                    pipe.exists(self.keys.table(table_id))
+                else:
+                    pipe.hget(self.keys.table(table_id), "doc")
+            docs = await pipe.execute()
+            fixed = 0
+            for (table_id, known), raw in zip(batch, docs, strict=True):
+                try:
+                    if not raw:
+                        await self._schedule_version(table_id, abs(known), [], "2")
+                    elif known >= 0 and await self._repair(json.loads(_s(raw)), known, now, settle):
+                        fixed += 1
+                except Exception:
+                    log.exception("sweep: table %s failed", table_id)
+            batch.clear()
+            return fixed
+
+        async for table_id, version in self.redis.hscan_iter(self.keys.deadline_versions, count=200):
+            batch.append((_s(table_id), int(_s(version))))
+            if len(batch) >= 200:
+                repaired += await flush()
+        if batch:
+            repaired += await flush()
+        return repaired
+
+    async def _repair(self, doc: dict[str, Any], known: int, now: float, settle: float) -> bool:
+        """Redo the follow-up of ``doc``'s last commit if it is older than ``settle`` s and never ran."""
+        if doc["version"] <= known or now - doc.get("ts", 0) < settle:
+            return False
+        over = "ended" in doc
+        if over and doc["rated"]:
+            await self._record_table(doc)
+        entries: list[dict[str, Any]] = []
+        if doc["chat_id"] is not None:  # the bot's entries of that commit
+            v = doc["version"]
+            last = await self.redis.lrange(self.keys.log(doc["id"]), v - 1, v - 1)
+            events = json.loads(_s(last[0]))["events"] if last else []
+            entries = self._commit_entries(doc, events, self._fresh_turns(doc))
+        await self._set_due(doc, over=over, entries=entries)
+        log.warning("sweep: table %s was left unscheduled at version %s", doc["id"], doc["version"])
+        return True
+
+    async def next_due(self, table_id: str) -> float | None:
+        """When the worker will next look at the table (epoch s), or ``None``."""
+        score = await self.redis.zscore(self.keys.deadlines, table_id)
+        return None if score is None else float(score)

@@ -1,0 +1,373 @@
+"""Tables and their action log: create, load, apply a move exactly once, export.
+
+A table is a hash ``{version, doc}``. :meth:`Tables.apply` loads it, runs the
+engine, and commits with ``commit.lua``, which writes only if the version is
+unchanged (compare-and-set), appends the log entry, records the
+client_action_id, refreshes the TTLs and publishes — one round trip. On a
+conflict it reloads and tries again (or raises ``stale`` when the caller named
+the version it expected).
+
+After a commit (not atomically with it, since those keys live in other cluster
+slots) come the ledger entry for a finished rated game (``record.lua``,
+idempotent on the table id), then the outbox entries for the bot together with
+the due time (``schedule.lua``: one script, both in the ``{sched}`` slot). If
+the process dies in between, the sweeper (:mod:`store.schedule`) finds the table
+by its stale scheduled version and redoes the ledger entry, the outbox entries
+of that commit and the due time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+import engine
+from engine.errors import Rejected
+from store.common import (
+    BYS,
+    FINISHED_TTL,
+    INDEX_KEEP,
+    MAX_TRIES,
+    SCHEMA,
+    TABLE_TTL,
+    StoreBase,
+    _dumps,
+    _s,
+    log,
+)
+from store.models import (
+    PLAYER_LIMITS,
+    ApplyResult,
+    LobbySettings,
+    Seat,
+    StoreError,
+    Table,
+)
+
+
+class Tables(StoreBase):
+    """The tables part of :class:`store.Store`."""
+
+    async def create_table(
+        self,
+        *,
+        game: str,
+        seats: list[Seat],
+        chat_id: int | None = None,
+        thread_id: int | None = None,
+        settings: LobbySettings | None = None,
+        seed: int | None = None,
+        lobby_id: str | None = None,
+    ) -> Table:
+        """A new table: a seeded deal and a random (seeded) first dealer; TTL 48 h.
+
+        ``seed`` defaults to a fresh random one. Rated (P16) only when no seat is a
+        computer. Raises ``StoreError("invalid")`` for an unknown game, a seat count
+        the game does not allow or repeated seat ids.
+        """
+        _, doc, new_turns = await self._draft_table(
+            game=game, seats=seats, chat_id=chat_id, thread_id=thread_id, settings=settings,
+            seed=seed, lobby_id=lobby_id,
+        )
+        await self._register(doc, new_turns)
+        return self._table(doc)
+
+    async def _draft_table(
+        self, *, game: str, seats: list[Seat], chat_id: int | None, thread_id: int | None,
+        settings: LobbySettings | None, seed: int | None, lobby_id: str | None,
+    ) -> tuple[Table, dict[str, Any], list[str]]:
+        """Write a new table (version 0) without indexing or scheduling it."""
+        if game not in PLAYER_LIMITS:
+            raise StoreError("invalid", f"unknown game {game!r}")
+        lo, hi = PLAYER_LIMITS[game]
+        players = [s.seat for s in seats]
+        if not lo <= len(players) <= hi or len(set(players)) != len(players):
+            raise StoreError("invalid", f"{game} takes {lo}-{hi} distinct seats")
+        settings = (settings or LobbySettings.default(game)).model_copy(update={"players": len(players)})
+        seed = secrets.randbits(63) if seed is None else int(seed)
+        dealer = random.Random(seed).choice(players)
+        state = engine.new_game(game, players, dealer=dealer, seed=seed)
+        now = self.clock()
+        fresh = [Seat(**s.model_dump(include={"seat", "user_id", "name", "computer"})) for s in seats]
+        doc: dict[str, Any] = {
+            "schema": SCHEMA,
+            "id": secrets.token_urlsafe(8),
+            "game": game,
+            "chat_id": chat_id,
+            "thread_id": thread_id,
+            "lobby_id": lobby_id,
+            "seats": [s.model_dump() for s in fresh],
+            "settings": settings.model_dump(),
+            "seed": seed,
+            "dealer": dealer,
+            "rated": all(not s.computer and s.user_id is not None for s in fresh),
+            "created": now,
+            "ts": now,
+        }
+        new_turns = self._plan(doc, state, None, now)
+        doc["state"] = engine.dump(state)
+        doc["version"] = state.version
+        ok = await self._cas(keys=[self.keys.table(doc["id"])], args=["", doc["version"], _dumps(doc), TABLE_TTL])
+        if not int(ok):  # pragma: no cover - a 64-bit id collision
+            raise StoreError("busy", "table id taken")
+        return self._table(doc, state), doc, new_turns
+
+    async def _index(self, doc: dict[str, Any]) -> None:
+        """List a new table under its chat and its people (``chat_tables``, ``user_tables``).
+
+        Reads prune ids of expired tables only among the newest; entries older than
+        :data:`INDEX_KEEP` are trimmed here, so the indexes do not grow without end.
+        """
+        keys = [self.keys.chat_tables(doc["chat_id"])] if doc["chat_id"] is not None else []
+        keys += [self.keys.user_tables(s["user_id"]) for s in doc["seats"] if s["user_id"] is not None]
+        pipe = self.redis.pipeline(transaction=False)
+        for key in keys:
+            pipe.zadd(key, {doc["id"]: doc["created"]})
+            pipe.zremrangebyscore(key, "-inf", doc["created"] - INDEX_KEEP)
+        await pipe.execute()
+
+    async def _register(self, doc: dict[str, Any], new_turns: list[str], scheduled: bool = False) -> None:
+        """Index a new table (unless ``scheduled``: :meth:`start` did both), schedule it, tell the bot."""
+        if not scheduled:
+            await self._index(doc)
+        entries: list[dict[str, Any]] = []
+        if doc["chat_id"] is not None:
+            start = {
+                "kind": "start", **self._where(doc), "lobby_id": doc["lobby_id"], "game": doc["game"],
+                "seats": [{k: s[k] for k in ("seat", "user_id", "name", "computer")} for s in doc["seats"]],
+                "rated": doc["rated"], "version": doc["version"],
+            }
+            entries = [start, *self._turn_entries(doc, new_turns)]
+        if scheduled:
+            await self._outbox(entries)
+        else:
+            await self._set_due(doc, entries=entries)
+
+    async def get_table(self, table_id: str) -> Table | None:
+        """The table (engine state loaded), or ``None`` when unknown or expired (S7)."""
+        doc = await self._doc(table_id)
+        return self._table(doc) if doc else None
+
+    async def table_version(self, table_id: str) -> int | None:
+        """The table's current version (one small read, no state loaded), or ``None`` when gone."""
+        raw = await self.redis.hget(self.keys.table(table_id), "version")
+        return None if raw is None else int(_s(raw))
+
+    async def _doc(self, table_id: str) -> dict[str, Any] | None:
+        raw = await self.redis.hget(self.keys.table(table_id), "doc")
+        return json.loads(_s(raw)) if raw else None
+
+    def _table(self, doc: dict[str, Any], state: Any = None) -> Table:
+        return Table(
+            id=doc["id"], game=doc["game"], chat_id=doc["chat_id"], thread_id=doc["thread_id"],
+            lobby_id=doc["lobby_id"], seats=[Seat(**s) for s in doc["seats"]],
+            settings=LobbySettings(**doc["settings"]),
+            state=state if state is not None else engine.load(doc["state"]),
+            version=doc["version"], deadline=doc.get("deadline"), rated=doc["rated"], created=doc["created"],
+        )
+
+    async def apply(
+        self,
+        table_id: str,
+        seat: str,
+        action: Mapping[str, Any],
+        client_action_id: str | None = None,
+        expected_version: int | None = None,
+        by: str = "player",
+        *,
+        now: float | None = None,
+    ) -> ApplyResult:
+        """Apply ``action`` by ``seat`` and commit it exactly once.
+
+        Load → ``engine.apply`` → ``commit.lua`` (compare-and-set on the version, log,
+        client_action_id, TTLs, publish) → on a conflict reload and retry. Then the
+        next due time, the outbox entries and, for a finished rated game, the ledger.
+
+        ``client_action_id``: a repeat of an id this seat already committed returns that
+        first outcome with ``duplicate=True`` and applies nothing (rejected attempts are
+        not remembered: their retry is judged afresh; ids are per seat, so another
+        seat's action under the same id is judged and committed as usual). ``expected_version``: if given
+        and the table is at another version (also when one commits meanwhile),
+        ``StoreError("stale")``. ``by``: ``"player"`` (resets the seat's strikes and
+        auto play), ``"timer"`` (played for an absent player: a strike, the third in
+        a row hands the seat to the computer, S4) or ``"computer"``. ``now``: the
+        time of the move (the worker passes its tick's time).
+
+        Once committed, the move is reported as done even if its follow-up fails
+        (Redis unreachable a moment later): :meth:`sweep` redoes that follow-up.
+
+        Raises ``engine.Rejected`` (the rules' reason), ``StoreError``: ``not_found``,
+        ``stale``, ``invalid`` (unknown ``by``, client_action_id over 200 characters), ``busy``.
+        """
+        if by not in BYS:
+            raise StoreError("invalid", f"by must be one of {BYS}")
+        if not isinstance(action, Mapping):
+            raise Rejected("bad_action", "an action is an object")
+        action = dict(action)
+        cid = "" if client_action_id is None else str(client_action_id)
+        if len(cid) > 200:
+            raise StoreError("invalid", "client_action_id longer than 200 characters")
+        # Ids are per seat: another seat's action under the same id is not a retry.
+        cid_field = f"{seat}|{cid}" if cid else ""
+        for attempt in range(MAX_TRIES):
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.hget(self.keys.table(table_id), "doc")
+            pipe.hget(self.keys.cids(table_id), cid_field or "-")
+            raw, first = await pipe.execute()
+            if not raw:
+                raise StoreError("not_found", f"table {table_id}")
+            doc = json.loads(_s(raw))
+            if cid and first:
+                return self._duplicate(doc, json.loads(_s(first)))
+            if expected_version is not None and expected_version != doc["version"]:
+                raise StoreError("stale", f"table is at version {doc['version']}")
+            state = engine.load(doc["state"])
+            outcome = engine.apply(state, seat, action)  # raises Rejected
+            t = self.clock() if now is None else now
+            new = dict(doc)
+            new["seats"] = [self._after_move(s, seat, by) for s in doc["seats"]]
+            new_turns = self._plan(new, outcome.state, seat, t)
+            new["state"] = engine.dump(outcome.state)
+            new["version"] = outcome.state.version
+            new["ts"] = t
+            over = bool(outcome.state.over)
+            if over:
+                new["ended"] = t
+            entry = {"version": new["version"], "seat": seat, "action": action, "by": by,
+                     "events": outcome.events, "ts": t, "cid": cid or None}
+            message = {"table": table_id, "version": new["version"], "seat": seat, "by": by,
+                       "events": outcome.events, "over": over}
+            res = await self._commit(
+                keys=[self.keys.table(table_id), self.keys.log(table_id), self.keys.cids(table_id)],
+                args=[str(doc["version"]), new["version"], _dumps(new), _dumps(entry), cid_field,
+                      _dumps({"version": new["version"], "events": outcome.events}),
+                      FINISHED_TTL if over else TABLE_TTL, self.keys.events(table_id), _dumps(message)],
+            )
+            code = int(res[0])
+            if code == 1:
+                table = self._table(new, outcome.state)
+                try:
+                    await self._after_commit(new, outcome.events, new_turns, t)
+                except Exception:  # committed: the move stands; Store.sweep redoes the follow-up
+                    log.exception("follow-up of table %s version %s failed", table_id, new["version"])
+                return ApplyResult(version=new["version"], events=outcome.events, table=table)
+            if code == 2:
+                return self._duplicate(await self._doc(table_id) or new, json.loads(_s(res[1])))
+            if code == -1:
+                raise StoreError("not_found", f"table {table_id}")
+            if expected_version is not None:
+                raise StoreError("stale", f"table moved on to version {int(res[1])}")
+            await asyncio.sleep(self._rng.uniform(0, 0.001 * min(attempt, 20)))
+        raise StoreError("busy", f"table {table_id}")
+
+    def _duplicate(self, doc: dict[str, Any], first: dict[str, Any]) -> ApplyResult:
+        return ApplyResult(version=first["version"], events=first["events"], table=self._table(doc), duplicate=True)
+
+    @staticmethod
+    def _after_move(seat: dict[str, Any], actor: str, by: str) -> dict[str, Any]:
+        """S4: a player's own move clears strikes and auto; a timeout adds a strike (3 → auto)."""
+        if seat["seat"] != actor:
+            return seat
+        seat = dict(seat)
+        if by == "player":
+            seat["strikes"], seat["auto"] = 0, False
+        elif by == "timer":
+            seat["strikes"] += 1
+            seat["auto"] = seat["auto"] or seat["strikes"] >= 3
+        return seat
+
+    async def _after_commit(self, doc: dict[str, Any], events: list[dict[str, Any]],
+                            new_turns: list[str], now: float) -> None:
+        """Ledger (rated, finished), then the outbox entries and the next due time at once."""
+        state_over = "ended" in doc
+        if state_over and doc["rated"]:
+            try:
+                await self._record_table(doc)
+            except Exception:  # the game is committed; never fail the move for the ledger
+                log.exception("ledger entry for table %s failed", doc["id"])
+        await self._set_due(doc, over=state_over, entries=self._commit_entries(doc, events, new_turns))
+
+    def _commit_entries(self, doc: dict[str, Any], events: list[dict[str, Any]],
+                        new_turns: list[str]) -> list[dict[str, Any]]:
+        """The outbox entries of one commit (``round``, ``end``, ``turn``); none outside a chat."""
+        if doc["chat_id"] is None:
+            return []
+        entries: list[dict[str, Any]] = []
+        names = {s["seat"]: s["name"] for s in doc["seats"]}
+        for ev in events:
+            if ev.get("a") == "round_end":
+                entries.append({"kind": "round", **self._where(doc), "game": doc["game"],
+                                "version": doc["version"], "names": names,
+                                **{k: ev.get(k) for k in ("round", "round_points", "points", "winner")}})
+        if "ended" in doc:
+            st = doc["state"]
+            entries.append({
+                "kind": "end", **self._where(doc), "game": doc["game"], "version": doc["version"],
+                "places": st.get("places"), "balances": st.get("balances"), "names": names,
+                "user_ids": {s["seat"]: s["user_id"] for s in doc["seats"]}, "rated": doc["rated"],
+            })
+        return entries + self._turn_entries(doc, new_turns)
+
+    @staticmethod
+    def _fresh_turns(doc: dict[str, Any]) -> list[str]:
+        """People's turns that began with ``doc``'s commit (what :meth:`_plan` returned then)."""
+        return [sid for sid, t in (doc.get("turns") or {}).items() if not t["driven"] and t["since"] == doc["ts"]]
+
+    @staticmethod
+    def _where(doc: dict[str, Any]) -> dict[str, Any]:
+        return {"table": doc["id"], "chat_id": doc["chat_id"], "thread_id": doc["thread_id"]}
+
+    def _turn_entries(self, doc: dict[str, Any], new_turns: list[str]) -> list[dict[str, Any]]:
+        seats = {s["seat"]: s for s in doc["seats"]}
+        return [
+            {"kind": "turn", **self._where(doc), "game": doc["game"], "seat": sid,
+             "user_id": seats[sid]["user_id"], "name": seats[sid]["name"], "version": doc["version"],
+             "deadline": doc["turns"][sid]["due"]}
+            for sid in new_turns
+            if seats[sid]["user_id"] is not None and not seats[sid]["computer"]
+        ]
+
+    async def log(self, table_id: str, since: int = 0) -> list[dict[str, Any]]:
+        """Committed actions after version ``since``: ``{version, seat, action, by, events, ts, cid}``.
+
+        ``StoreError("not_found")`` when the table is unknown or expired.
+        """
+        raw = await self.redis.lrange(self.keys.log(table_id), max(0, since), -1)
+        if not raw and not await self.redis.exists(self.keys.table(table_id)):
+            raise StoreError("not_found", f"table {table_id}")
+        return [json.loads(_s(r)) for r in raw]
+
+    async def export_case(self, table_id: str) -> dict[str, Any]:
+        """The game as a replay case (conformance/FORMAT.md with ``seed``) for ``python -m engine replay``."""
+        doc = await self._doc(table_id)
+        if doc is None:
+            raise StoreError("not_found", f"table {table_id}")
+        entries = await self.log(table_id)
+        return {
+            "title": f"table {table_id}", "game": doc["game"], "players": [s["seat"] for s in doc["seats"]],
+            "dealer": doc["dealer"], "seed": doc["seed"],
+            "actions": [{"p": e["seat"], **e["action"]} for e in entries],
+        }
+
+    async def _tables(self, key: str) -> list[Table]:
+        ids = [_s(i) for i in await self.redis.zrevrange(key, 0, 49)]
+        out: list[Table] = []
+        gone: list[str] = []
+        for table_id in ids:
+            doc = await self._doc(table_id)
+            (out.append(self._table(doc)) if doc else gone.append(table_id))
+        if gone:
+            await self.redis.zrem(key, *gone)
+        return out
+
+    async def chat_tables(self, chat_id: int) -> list[Table]:
+        """Tables of a chat still kept (live, or finished within 7 days), newest first."""
+        return await self._tables(self.keys.chat_tables(chat_id))
+
+    async def user_tables(self, user_id: int) -> list[Table]:
+        """Tables where ``user_id`` has a seat, still kept, newest first."""
+        return await self._tables(self.keys.user_tables(user_id))
