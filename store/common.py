@@ -40,6 +40,9 @@ OUTBOX_GROUP = "bot"
 MAX_TRIES = 200  # compare-and-set attempts before StoreError("busy")
 RESULTS_KEPT = 50
 INDEX_KEEP = 90 * 24 * 3600  # chat/user index entries older than this are trimmed (their tables are long gone)
+POOL_SIZE = 48  # Redis connections per process at most (Store.from_url)
+CALL_TIMEOUT = 2.0  # seconds one Redis read/write may take before it fails (503 in the web app)
+POOL_TIMEOUT = 0.5  # seconds a call may wait for a free pooled connection
 CALLOUTS = frozenset({"zevok", "one_card", "how_many"})
 BYS = ("player", "timer", "computer")
 
@@ -92,6 +95,23 @@ def _utc(at: datetime | float | None, clock: Callable[[], float]) -> datetime:
 
 def _iso(dt: datetime) -> str:
     return dt.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+@cache
+def _lib_version() -> str:
+    from redis.utils import get_lib_version
+
+    return get_lib_version()
+
+
+def driver_kwargs() -> dict[str, Any]:
+    """Connection arguments naming the client once: redis-py looks its own version up in
+    the package metadata on every new connection (about 1 ms each) unless it is given."""
+    try:
+        from redis.driver_info import DriverInfo
+    except ImportError:  # redis-py < 7
+        return {"lib_version": _lib_version()}
+    return {"driver_info": DriverInfo(lib_version=_lib_version())}
 
 
 class StoreBase:

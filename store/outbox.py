@@ -9,12 +9,16 @@ from typing import Any
 from redis.exceptions import ResponseError
 
 from store.common import (
+    CALL_TIMEOUT,
     OUTBOX_GROUP,
     OUTBOX_MAXLEN,
     StoreBase,
     _dumps,
     _s,
 )
+
+#: A blocking read waits at most this long: within the pool's per-call time bound.
+MAX_BLOCK_MS = int(CALL_TIMEOUT * 1000 * 3 / 4)
 
 
 class Outbox(StoreBase):
@@ -67,7 +71,8 @@ class Outbox(StoreBase):
             if out:
                 return out
         got = await self.redis.xreadgroup(
-            OUTBOX_GROUP, consumer, {self.keys.outbox: ">"}, count=count, block=block_ms or None
+            OUTBOX_GROUP, consumer, {self.keys.outbox: ">"}, count=count,
+            block=min(block_ms, MAX_BLOCK_MS) or None,
         )
         return self._entries(got)
 

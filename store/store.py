@@ -25,10 +25,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 
 from store.common import (
     BYS,
+    CALL_TIMEOUT,
     CALLOUT_DELAY,
     CALLOUTS,
     COMPUTER_DELAY,
@@ -39,6 +40,8 @@ from store.common import (
     MAX_TRIES,
     OUTBOX_GROUP,
     OUTBOX_MAXLEN,
+    POOL_SIZE,
+    POOL_TIMEOUT,
     RESULTS_KEPT,
     RETRY_LATER,
     SCHEMA,
@@ -46,6 +49,7 @@ from store.common import (
     SWEEP_SETTLE,
     TABLE_TTL,
     _lua,
+    driver_kwargs,
 )
 from store.events import Events
 from store.flags import Flags
@@ -102,9 +106,54 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         self._pending_done: set[str] = set()
 
     @classmethod
-    def from_url(cls, url: str, prefix: str = "karty", **kwargs: Any) -> Store:
-        """A store on a new connection pool to ``url`` (``redis://host:port/db``)."""
-        return cls(Redis.from_url(url, decode_responses=True), prefix=prefix, **kwargs)
+    def from_url(
+        cls,
+        url: str,
+        prefix: str = "karty",
+        *,
+        pool_size: int = POOL_SIZE,
+        timeout: float = CALL_TIMEOUT,
+        pool_timeout: float = POOL_TIMEOUT,
+        **kwargs: Any,
+    ) -> Store:
+        """A store on a new, bounded connection pool to ``url`` (``redis://host:port/db``).
+
+        At most ``pool_size`` connections (one of them held by the live feed's pub/sub,
+        :mod:`store.live`); a call waits at most ``pool_timeout`` s for a free one and
+        each read or write on a connection at most ``timeout`` s. Either bound exceeded
+        raises one of :data:`store.UNAVAILABLE` (the web app answers 503 ``unavailable``).
+        :meth:`warm` opens the connections before traffic arrives.
+        """
+        pool = BlockingConnectionPool.from_url(
+            url,
+            max_connections=pool_size,
+            timeout=pool_timeout,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            decode_responses=True,
+            **driver_kwargs(),
+        )
+        return cls(Redis(connection_pool=pool), prefix=prefix, **kwargs)
+
+    async def warm(self, connections: int | None = None) -> int:
+        """Open up to ``connections`` pooled connections now (default: the whole pool) and
+        load the scripts; returns how many were opened. A new connection costs a TCP
+        handshake and a ``HELLO``/``CLIENT SETINFO`` exchange: better at start than under load.
+        """
+        pool = self.redis.connection_pool
+        n = min(connections or pool.max_connections, pool.max_connections)
+        taken = []
+        try:
+            for _ in range(n):
+                conn = await pool.get_connection()
+                taken.append(conn)
+                await conn.connect()
+        finally:
+            for conn in taken:
+                await pool.release(conn)
+        for script in (self._commit, self._cas, self._schedule, self._claim, self._release, self._record):
+            await self.redis.script_load(script.script)
+        return len(taken)
 
     async def close(self) -> None:
         """Close the Redis connection pool."""

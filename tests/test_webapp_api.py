@@ -337,6 +337,7 @@ async def test_store_unavailable_is_503(web_client, auth, store):
     finally:
         del client.app[STORE].get_table
     assert resp.status == 503 and (await resp.json())["error"] == "unavailable"
+    assert resp.headers["Retry-After"] == "1"
 
 
 async def test_healthz_answers_while_redis_does(web_client, monkeypatch):

@@ -190,19 +190,32 @@ async def test_computer_moves_are_pushed_with_by_computer(web_client, store, ini
     await ws.close()
 
 
+async def wait_for(condition, timeout: float = 5.0) -> None:
+    """Wait until ``await condition()`` is true (polling; fails after ``timeout`` s)."""
+    deadline = time.monotonic() + timeout
+    while not await condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.02)
+
+
 async def test_ping_pong_refreshes_presence(web_client, store, init):
+    """A seated user's socket marks them present (written by the batched presence writer)."""
     client = await web_client()
     table = await new_table(store)
     ws = await connect(client, table.id, init(ANN))
     await recv_state(ws)
-    await store.redis.delete(store.keys.presence(table.id, ANN))
-    assert not await store.is_present(table.id, ANN)
+    await wait_for(lambda: store.is_present(table.id, ANN))
+    ttl = await store.redis.ttl(store.keys.presence(table.id, ANN))
+    assert ttl >= 30  # at least PRESENCE_TTL after the touch (plus the refresh allowance)
     await ws.send_str(json.dumps({"type": "ping"}))
     assert (await recv(ws)) == {"type": "pong"}
-    assert await store.is_present(table.id, ANN)
+    spectator = await connect(client, table.id, init(EVE))
+    await recv_state(spectator)
     await ws.send_str("what")
     assert (await recv(ws))["error"] == "bad_message"
+    assert not await store.is_present(table.id, EVE)  # spectators are not "at the table"
     await ws.close()
+    await spectator.close()
 
 
 @pytest.mark.parametrize(
@@ -381,11 +394,11 @@ async def test_an_idle_feed_resyncs_by_version_without_loading_the_table(store):
     client = Client(None, ANN, f"u{ANN}", 8)
     feed.clients.add(client)
     await feed.publish(None)
-    assert loads == 1 and client.queue.get_nowait()["version"] == table.version
+    assert loads == 1 and client.queue.get_nowait()[0]["version"] == table.version
     for _ in range(5):
         await feed.publish(None)
     assert loads == 1 and client.queue.empty()
     mover = engine.awaiting(table.state)[0]
     await store.apply(table.id, mover, engine.computer_action(table.state, mover))
     await feed.publish(None)  # pub/sub lost this one: the resync finds it
-    assert loads == 2 and client.queue.get_nowait()["version"] == table.version + 1
+    assert loads == 2 and client.queue.get_nowait()[0]["version"] == table.version + 1

@@ -59,6 +59,7 @@ async def build(settings: WebSettings, bot_settings: object | None = None) -> we
     app = create_app(settings, store)
 
     async def resources(app: web.Application) -> AsyncIterator[None]:
+        await store.warm()  # the whole pool connected before the first request
         yield
         await store.close()
         if embedded is not None:

@@ -24,9 +24,10 @@ from typing import Any
 from aiohttp import web
 
 from webapp import api, local, openapi, ws
+from webapp.admission import Admission, admission_middleware
 from webapp.auth import Authenticator, new_local_key
 from webapp.errors import error_middleware
-from webapp.keys import AUTH, LIMITER, SETTINGS, SOCKETS, STORE
+from webapp.keys import ADMISSION, AUTH, LIMITER, SETTINGS, SOCKETS, STORE
 from webapp.ratelimit import TokenBuckets
 from webapp.settings import WebSettings
 
@@ -46,9 +47,12 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
     """
     # API bodies are limited to settings.client_max_size in webapp.api.read_body; the app's
     # own limit stays at least aiohttp's 1 MiB for the bot's webhook (updates can exceed 16 KiB).
+    admission = Admission(settings.admit_limit, settings.admit_queue, settings.admit_wait)
     app = web.Application(
-        middlewares=[error_middleware], client_max_size=max(APP_MAX_SIZE, settings.client_max_size)
+        middlewares=[error_middleware, admission_middleware(admission)],
+        client_max_size=max(APP_MAX_SIZE, settings.client_max_size),
     )
+    app[ADMISSION] = admission
     app[SETTINGS] = settings
     app[STORE] = store
     app[AUTH] = Authenticator(settings.token or new_local_key(), store, max_age=settings.init_data_max_age)

@@ -8,7 +8,9 @@ exactly as sent, escaped slashes included). We check it with aiogram's
 ``auth_date`` (24 h by default) and a user being present.
 
 Reuse of the same initData within its age is normal (the Mini App sends it on every
-call) and accepted. initData signed for another bot fails the signature check.
+call) and accepted: :class:`Authenticator` keeps each string it verified (bounded, LRU)
+until its ``auth_date`` is older than the maximum age, so a repeat costs a dict lookup,
+not an HMAC and a pydantic parse. initData signed for another bot fails the signature check.
 
 In local play (no bot token) the same scheme is used with a random key generated at
 start (:func:`new_local_key`), so the same checks serve both.
@@ -21,6 +23,8 @@ import hmac
 import json
 import secrets
 import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -131,22 +135,45 @@ def local_user_id(name: str) -> int:
 class Authenticator:
     """Checks initData against one key and saves every user it sees (``store.save_user``).
 
-    ``token``: the bot token, or the local key in local play. A user is saved again only
+    ``token``: the bot token, or the local key in local play. Verified initData strings
+    are kept (at most :attr:`MAX_VERIFIED`, least recently used dropped) with their
+    :class:`Identity`; a repeat is only checked for age against ``clock`` (epoch s), so
+    it expires exactly when a fresh check would say ``auth_expired``. A string that
+    failed is never kept: each attempt is checked afresh. A user is saved again only
     when their name, username or language changed or :attr:`RESAVE` seconds passed.
     """
 
     RESAVE = 600.0
     MAX_CACHE = 50_000
+    MAX_VERIFIED = 20_000
 
-    def __init__(self, token: str, store: Any, *, max_age: int) -> None:
+    def __init__(self, token: str, store: Any, *, max_age: int, clock: Callable[[], float] = time.time) -> None:
         self.token = token
         self.store = store
         self.max_age = max_age
+        self.clock = clock
         self._seen: dict[int, tuple[tuple[str, str | None, str | None], float]] = {}
+        self._verified: OrderedDict[str, Identity] = OrderedDict()
+
+    def verify(self, init_data: str) -> Identity:
+        """:func:`verify_init_data` of ``init_data``, from the cache when verified before."""
+        now = self.clock()
+        who = self._verified.get(init_data) if isinstance(init_data, str) else None
+        if who is not None:
+            if now - who.auth_date > self.max_age:
+                del self._verified[init_data]
+                raise ApiError(401, "auth_expired", "initData expired, reopen the app")
+            self._verified.move_to_end(init_data)
+            return who
+        who = verify_init_data(init_data, self.token, max_age=self.max_age, now=now)
+        self._verified[init_data] = who
+        if len(self._verified) > self.MAX_VERIFIED:
+            self._verified.popitem(last=False)
+        return who
 
     async def identify(self, init_data: str) -> Identity:
         """Check ``init_data`` (401 :class:`ApiError` if bad) and save its user."""
-        who = verify_init_data(init_data, self.token, max_age=self.max_age)
+        who = self.verify(init_data)
         await self.remember(who)
         return who
 

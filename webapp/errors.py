@@ -12,7 +12,7 @@ raised                     status  ``error``
 ``pydantic.ValidationError`` 400   ``bad_request``
 ``web.HTTPException``      its     ``too_large`` (413), ``not_found`` (404),
                                    ``method_not_allowed`` (405) … (only under /api, /ws)
-Redis unreachable          503     ``unavailable``
+Redis unreachable / slow   503     ``unavailable`` (with ``Retry-After``)
 anything else              500     ``internal`` (logged)
 =========================  ======  ==============================================
 """
@@ -44,6 +44,9 @@ STORE_STATUS: dict[str, int] = {
     "invalid": 400,
     "busy": 503,
 }
+
+#: ``Retry-After`` of a 503 (storage unavailable or busy): whole seconds.
+RETRY_LATER: dict[str, str] = {"Retry-After": "1"}
 
 HTTP_CODES: dict[int, str] = {
     400: "bad_request",
@@ -114,7 +117,8 @@ async def error_middleware(
         return json_error(422, e.code, e.detail)
     except StoreError as e:
         code = getattr(e, "code", "error")
-        return json_error(STORE_STATUS.get(code, 400), code, str(e))
+        status = STORE_STATUS.get(code, 400)
+        return json_error(status, code, str(e), RETRY_LATER if status == 503 else None)
     except pydantic.ValidationError as e:
         return json_error(400, "bad_request", _validation_detail(e))
     except web.HTTPException as e:
@@ -122,8 +126,9 @@ async def error_middleware(
             raise
         return json_error(e.status, HTTP_CODES.get(e.status, "error"), e.reason, _safe_headers(e))
     except UNAVAILABLE as e:
+        # Also a Redis call over its time bound, or no pooled connection free in time.
         log.warning("redis unavailable: %s", e)
-        return json_error(503, "unavailable", "storage unavailable, try again")
+        return json_error(503, "unavailable", "storage unavailable, try again", RETRY_LATER, retry_after=1)
     except Exception:
         log.exception("unhandled error in %s %s", request.method, request.path)
         return json_error(500, "internal", "internal error")

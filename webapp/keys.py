@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 if TYPE_CHECKING:
+    from webapp.admission import Admission
     from webapp.auth import Authenticator
+    from webapp.presence import Presence
     from webapp.ratelimit import TokenBuckets
     from webapp.settings import WebSettings
     from webapp.ws import Hub
@@ -19,3 +22,7 @@ AUTH: web.AppKey[Authenticator] = web.AppKey("karty.auth")
 LIMITER: web.AppKey[TokenBuckets] = web.AppKey("karty.limiter")
 HUB: web.AppKey[Hub] = web.AppKey("karty.hub")
 SOCKETS: web.AppKey[weakref.WeakSet[web.WebSocketResponse]] = web.AppKey("karty.sockets")
+PRESENCE: web.AppKey[Presence] = web.AppKey("karty.presence")
+ADMISSION: web.AppKey[Admission] = web.AppKey("karty.admission")
+#: Set on a request by the admission middleware: call it to give the request's slot back early.
+ADMISSION_RELEASE: web.RequestKey[Callable[[], None]] = web.RequestKey("karty.admission_release")

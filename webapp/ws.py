@@ -16,7 +16,7 @@ Protocol (JSON text frames):
   Views are full snapshots: a client that falls behind gets the newest snapshot with the
   events it missed merged (``"lagged": true``).
 * client ``{"type": "ping"}`` → ``{"type": "pong"}``, refreshing presence
-  (``store.heartbeat``) for a seated user. Send one every 10–20 s: a socket silent for
+  (batched per process: :mod:`webapp.presence`) for a seated user. Send one every 10–20 s: a socket silent for
   ``WS_IDLE_TIMEOUT`` (90 s) is closed.
 * server ``{"type": "error", "error": code, "detail"}`` then a close: codes
   ``unauthorized``/``auth_expired`` (close 4401), ``bad_message`` (4400),
@@ -42,12 +42,15 @@ from aiohttp import WSCloseCode, WSMsgType, web
 import engine
 from webapp.auth import Identity
 from webapp.errors import ApiError, dumps
-from webapp.keys import AUTH, HUB, SETTINGS, SOCKETS, STORE
+from webapp.keys import ADMISSION_RELEASE, AUTH, HUB, PRESENCE, SETTINGS, SOCKETS, STORE
+from webapp.presence import Presence
 
 log = logging.getLogger(__name__)
 
 MAX_CATCHUP = 100  # versions a reconnecting client is sent the events of; further behind: snapshot only
 MAX_EVENTS = 400  # events merged into one collapsed message at most
+
+PONG = dumps({"type": "pong"})
 
 CLOSE_BAD_MESSAGE = 4400
 CLOSE_UNAUTHORIZED = 4401
@@ -59,8 +62,11 @@ CLOSE_TOO_MANY = 4429
 class Client:
     """One connected socket: its seat (None for a spectator), send queue and writer task.
 
-    :meth:`offer` never blocks: when the queue is full, queued state messages collapse
-    into the newest one (their events merged), so the client catches up by snapshot.
+    Queued items are ``(message, text)``: ``text`` is the message already serialised
+    (a table's state message is serialised once per seat and version and shared by
+    every socket of that seat), or None to serialise when sent. :meth:`offer` never
+    blocks: when the queue is full, queued state messages collapse into the newest one
+    (their events merged), so the client catches up by snapshot.
     """
 
     def __init__(self, ws: web.WebSocketResponse, user_id: int, seat: str | None, queue_size: int) -> None:
@@ -68,16 +74,16 @@ class Client:
         self.user_id = user_id
         self.seat = seat
         self.version = -1  # the newest version queued for this client
-        self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=max(1, queue_size))
+        self.queue: asyncio.Queue[tuple[dict[str, Any], str | None]] = asyncio.Queue(maxsize=max(1, queue_size))
 
-    def offer(self, msg: dict[str, Any]) -> None:
+    def offer(self, msg: dict[str, Any], text: str | None = None) -> None:
         """Queue ``msg`` (a state older than what is queued is dropped; a full queue collapses)."""
         if msg.get("type") == "state":
             if msg["version"] <= self.version:
                 return
             self.version = msg["version"]
         try:
-            self.queue.put_nowait(msg)
+            self.queue.put_nowait((msg, text))
         except asyncio.QueueFull:
             self._collapse(msg)
 
@@ -86,7 +92,7 @@ class Client:
         events: list[dict[str, Any]] = []
         newest: dict[str, Any] | None = None
         while not self.queue.empty():
-            queued = self.queue.get_nowait()
+            queued, _ = self.queue.get_nowait()
             if queued.get("type") == "state":
                 events.extend(queued.get("events") or [])
                 newest = queued
@@ -99,18 +105,18 @@ class Client:
             others.append(msg)
         keep = others[-(self.queue.maxsize - 1) :] if self.queue.maxsize > 1 else []
         for other in keep:
-            self.queue.put_nowait(other)
+            self.queue.put_nowait((other, None))
         if newest is not None:
             if self.queue.full():  # only with a queue of 1: the snapshot wins
                 self.queue.get_nowait()
-            self.queue.put_nowait({**newest, "events": events[-MAX_EVENTS:], "lagged": True})
+            self.queue.put_nowait(({**newest, "events": events[-MAX_EVENTS:], "lagged": True}, None))
 
     async def writer(self, send_timeout: float) -> None:
         """Send queued messages in order; a send stuck ``send_timeout`` s closes the socket."""
         try:
             while True:
-                msg = await self.queue.get()
-                await asyncio.wait_for(self.ws.send_str(dumps(msg)), send_timeout)
+                msg, text = await self.queue.get()
+                await asyncio.wait_for(self.ws.send_str(dumps(msg) if text is None else text), send_timeout)
                 if msg.get("error") == "gone":
                     await self.ws.close(code=CLOSE_GONE, message=b"gone")
                     return
@@ -121,26 +127,44 @@ class Client:
 
 
 def state_message(
-    table: Any, seat: str | None, events: list[dict[str, Any]], by: str | None, view_cache: dict | None = None
+    table: Any, seat: str | None, events: list[dict[str, Any]], by: str | None,
+    seats: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The ``state`` message of ``table`` for ``seat`` (views cached per seat in ``view_cache``)."""
-    if view_cache is not None and seat in view_cache:
-        view = view_cache[seat]
-    else:
-        view = engine.view(table.state, seat)
-        if view_cache is not None:
-            view_cache[seat] = view
+    """The ``state`` message of ``table`` for ``seat`` (``seats``: the dumped seats, if at hand)."""
     return {
         "type": "state",
         "table": table.id,
         "version": table.version,
         "seat": seat,
-        "view": view,
+        "view": engine.view(table.state, seat),
         "events": events,
         "deadline": table.deadline,
-        "seats": [s.model_dump() for s in table.seats],
+        "seats": [s.model_dump() for s in table.seats] if seats is None else seats,
         "by": by,
     }
+
+
+class Frames:
+    """One version's state messages, built and serialised once per seat, for every socket.
+
+    ``frames.get(seat)`` → ``(message, text)`` for :meth:`Client.offer`.
+    """
+
+    __slots__ = ("_by", "_events", "_out", "_seats", "_table")
+
+    def __init__(self, table: Any, events: list[dict[str, Any]], by: str | None) -> None:
+        self._table, self._events, self._by = table, events, by
+        self._seats: list[dict[str, Any]] | None = None
+        self._out: dict[str | None, tuple[dict[str, Any], str]] = {}
+
+    def get(self, seat: str | None) -> tuple[dict[str, Any], str]:
+        got = self._out.get(seat)
+        if got is None:
+            if self._seats is None:
+                self._seats = [s.model_dump() for s in self._table.seats]
+            msg = state_message(self._table, seat, self._events, self._by, self._seats)
+            got = self._out[seat] = (msg, dumps(msg))
+        return got
 
 
 def log_events(entries: list[dict[str, Any]], upto: int) -> tuple[list[dict[str, Any]], str | None]:
@@ -244,9 +268,9 @@ class Feed:
                     entries = await self.store.log(self.table_id, since=base)
                     events, by = log_events(entries, table.version)
             self.version = table.version
-            cache: dict[str | None, dict[str, Any]] = {}
+            frames = Frames(table, events, by)
             for client in list(self.clients):
-                client.offer(state_message(table, client.seat, events, by, cache))
+                client.offer(*frames.get(client.seat))
 
     def _offer_all(self, msg: dict[str, Any]) -> None:
         for client in list(self.clients):
@@ -289,10 +313,15 @@ class Hub:
 
 
 async def hub_ctx(app: web.Application) -> AsyncIterator[None]:
-    """cleanup_ctx: the :class:`Hub` for the app's lifetime; its feeds stopped at cleanup."""
-    app[HUB] = Hub(app[STORE], resync=app[SETTINGS].ws_resync_seconds)
+    """cleanup_ctx: the :class:`Hub` and the batched :class:`~webapp.presence.Presence`
+    writer for the app's lifetime; the feeds stopped and pending presence written at cleanup."""
+    settings = app[SETTINGS]
+    app[HUB] = Hub(app[STORE], resync=settings.ws_resync_seconds)
+    app[PRESENCE] = Presence(app[STORE], ttl=settings.presence_ttl, flush=settings.presence_flush)
+    app[PRESENCE].start()
     yield
     await app[HUB].close()
+    await app[PRESENCE].close()
 
 
 async def close_sockets(app: web.Application) -> None:
@@ -369,6 +398,9 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
     if not ws.can_prepare(request).ok:
         raise ApiError(400, "bad_request", "WebSocket upgrade expected")
     await ws.prepare(request)
+    release = request.get(ADMISSION_RELEASE)
+    if release is not None:  # the handshake is done: an open socket holds no admission slot
+        release()
     app[SOCKETS].add(ws)
     try:
         if who is None:
@@ -409,7 +441,7 @@ async def _serve(
     hub.join(table_id, client)
     try:
         if seat is not None:
-            await store.heartbeat(table_id, who.id, ttl=settings.presence_ttl)
+            app[PRESENCE].touch(table_id, who.id)
         # The snapshot, read after joining the feed so no version falls in between.
         table = await store.get_table(table_id) or table
         events: list[dict[str, Any]] = []
@@ -428,7 +460,7 @@ async def _serve(
 
 async def _read(ws: web.WebSocketResponse, client: Client, request: web.Request, table_id: str) -> None:
     """The one reader of ``ws``: pings (presence), until close, error or idleness."""
-    settings, store = request.app[SETTINGS], request.app[STORE]
+    settings = request.app[SETTINGS]
     while not ws.closed:
         try:
             msg = await ws.receive(timeout=settings.ws_idle_timeout)
@@ -447,8 +479,8 @@ async def _read(ws: web.WebSocketResponse, client: Client, request: web.Request,
             kind = None
         if kind == "ping":
             if client.seat is not None:
-                await store.heartbeat(table_id, client.user_id, ttl=settings.presence_ttl)
-            client.offer({"type": "pong"})
+                request.app[PRESENCE].touch(table_id, client.user_id)
+            client.offer({"type": "pong"}, PONG)
         elif kind == "auth":
             continue  # a repeated auth (e.g. after a client-side retry) is harmless
         else:
