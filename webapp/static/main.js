@@ -2,12 +2,13 @@
 // named by ?table= or Telegram's start_param, and wires actions to the server.
 
 import { Api, TableSocket } from "./api.js";
-import { language, reasonText, setLanguage, t } from "./i18n.js";
+import { cardShort, language, reasonText, setLanguage, t } from "./i18n.js";
 import {
   banner,
   closeDialog,
   eventText,
   giveDialog,
+  giveKey,
   openDialog,
   penkiResult,
   prsiScoreTable,
@@ -20,7 +21,7 @@ import {
   updateTimers,
 } from "./render.js";
 import { renderLeaderboard, renderLoading, renderLobby, renderMessage, renderSignin } from "./screens.js";
-import { acceptVersion, legalOf, myTurn, resetTable, saveFaces, state } from "./state.js";
+import { acceptVersion, legalOf, myTurn, nameOf, resetTable, saveFaces, state } from "./state.js";
 import { detectTelegram, localTelegram } from "./tg.js";
 
 const INIT_KEY = "karty.init_data";
@@ -354,7 +355,7 @@ function showFinal() {
   openDialog("final", v.game === "prsi" ? t("match_over") : t("game_over"), body, [
     { label: t("leaderboard"), onClick: () => (closeDialog(), showLeaderboard()) },
     { label: t("close"), primary: true, onClick: () => closeDialog() },
-  ]);
+  ], { key: scoresKey() });
 }
 
 // A new version arriving mid-tap would replace the button under the finger and lose
@@ -389,43 +390,109 @@ function draw() {
     else if (state.selected === "drawn") state.selected = null;
   }
   renderTable(root, handlers);
-  // The penalty hand-over: a dialog while this seat owes a card.
-  const gives = legalOf("give");
-  if (gives.length && state.dialog !== "give") giveDialog((card) => act({ a: "give", card }).then(() => {}));
-  else if (!gives.length && state.dialog === "give") closeDialog();
-  if (state.dialog === "suit" && !myTurn()) closeDialog();
+  state.shownVersion = state.version;
+  state.shownView = v;
+  syncDialogs();
 }
 
-async function act(action, opts = {}) {
-  try {
-    await actOnce(action, opts);
-  } catch (e) {
-    if (e.status === 401 && (await relogin())) await actOnce(action, opts).catch((e2) => actFailed(e2, opts));
-    else actFailed(e, opts);
+/**
+ * Every dialog that depends on the table is derived from the view just drawn, on
+ * every version: the penalty hand-over opens, is rebuilt for the next recipient or
+ * closes; a suit chooser closes when its Queen is no longer playable; the scores
+ * follow the match. Nothing is left over from an older version.
+ */
+function syncDialogs() {
+  const giveKeyNow = giveKey();
+  if (giveKeyNow) {
+    if (state.dialog !== "give" || state.dialogKey !== giveKeyNow) giveDialog((card) => act({ a: "give", card }));
+    return;
+  }
+  if (state.dialog === "give") closeDialog();
+  if (state.dialog === "suit") {
+    const queen = state.dialogKey;
+    if (!myTurn() || !legalOf("play").some((a) => a.card === queen)) closeDialog();
+  } else if ((state.dialog === "scores" || state.dialog === "final") && state.dialogKey !== scoresKey()) {
+    if (state.dialog === "final") showFinal();
+    else handlers.onScores();
   }
 }
 
-async function actOnce(action, { isCallout = false } = {}) {
+/** What the scores and final dialogs show: they are rebuilt only when it changes. */
+function scoresKey() {
+  const v = state.view;
+  return v ? JSON.stringify([v.round, v.over, v.history, v.points, v.places, v.balances, v.players?.map((p) => p.out)]) : null;
+}
+
+/** Two views agree on everything a turn action depends on (a callout in between does not count). */
+function sameSituation(a, b) {
+  if (!a || !b) return false;
+  const pick = (v) =>
+    JSON.stringify([
+      v.to_move, v.phase, v.round, v.top, v.suit, v.pending_draw, v.pending_skip, v.drawn, v.stock,
+      v.table, v.penalty?.to ?? null, v.hand, (v.players || []).map((p) => [p.id, p.pile_top ?? null, p.pile ?? null, p.out ?? null]),
+    ]);
+  return pick(a) === pick(b);
+}
+
+function isLegalIn(view, action) {
+  return (view?.legal || []).some((x) => x.a === action.a && (x.card ?? null) === (action.card ?? null) && (x.to ?? null) === (action.to ?? null));
+}
+
+/**
+ * Act on what the player saw: the action carries the version the tapped table was
+ * drawn from. When the table moved on meanwhile (409), it is sent again on the new
+ * version if it is still legal there and means the same (only a callout or another
+ * seat's penalty card came in between); otherwise the fresh table is shown.
+ */
+async function act(action, opts = {}) {
+  const basis = { version: state.shownVersion >= 0 ? state.shownVersion : state.version, view: state.shownView || state.view };
+  try {
+    await actOnce(action, basis, opts);
+  } catch (e) {
+    if (e.status === 401 && (await relogin())) await actOnce(action, basis, opts).catch((e2) => actFailed(e2, action, basis, opts));
+    else await actFailed(e, action, basis, opts);
+  }
+}
+
+async function actOnce(action, basis, { isCallout = false } = {}) {
   if (!state.tableId) return;
   if (state.busy && !isCallout) return;
   if (!isCallout) state.busy = true;
   try {
-    const res = await api.act(state.tableId, action, isCallout ? undefined : state.version);
-    const fresh = acceptVersion({ version: res.version, view: res.view, events: res.events || [], deadline: res.deadline });
-    if (isCallout) tg.notify("success");
-    if (fresh !== null) {
-      draw();
-      announce(fresh);
+    let version = basis.version;
+    for (let attempt = 0; ; attempt++) {
+      let res;
+      try {
+        res = await api.act(state.tableId, action, isCallout ? undefined : version);
+      } catch (e) {
+        if (e.status !== 409 || isCallout || attempt >= 3) throw e;
+        await resync();
+        const same = action.a === "give" ? state.view?.penalty?.to === basis.view?.penalty?.to : sameSituation(basis.view, state.view);
+        if (!same || !isLegalIn(state.view, action)) throw e;
+        version = state.version;
+        continue;
+      }
+      if (action.a === "give") {
+        state.given.set(res.version, action.card);
+        toast(t("gave_card", { card: cardShort(action.card, "french"), name: nameOf(basis.view?.penalty?.to) }));
+      }
+      const fresh = acceptVersion({ version: res.version, view: res.view, events: res.events || [], deadline: res.deadline });
+      if (isCallout) tg.notify("success");
+      if (fresh !== null) {
+        draw();
+        announce(fresh);
+      }
+      return;
     }
   } catch (e) {
     if (e.status === 401) throw e;
-    await actFailed(e, { isCallout });
+    await actFailed(e, action, basis, { isCallout });
   } finally {
     if (!isCallout) state.busy = false;
   }
 }
 
-async function actFailed(e, { isCallout = false } = {}) {
+async function actFailed(e, action, basis, { isCallout = false } = {}) {
   if (isCallout && (e.status === 422 || e.status === 409)) {
     toast(t("too_late"), "error");
     tg.notify("error");
@@ -452,10 +519,10 @@ const handlers = {
   onScores: () => {
     const v = state.view;
     if (!v) return;
-    if (v.game === "prsi") openDialog("scores", t("scores"), prsiScoreTable(), [{ label: t("close"), primary: true, onClick: () => closeDialog() }]);
+    if (v.game === "prsi") openDialog("scores", t("scores"), prsiScoreTable(), [{ label: t("close"), primary: true, onClick: () => closeDialog() }], { key: scoresKey() });
     else if (v.over) showFinal();
     else
-      openDialog("scores", t("players"), penkiResult(), [{ label: t("close"), primary: true, onClick: () => closeDialog() }]);
+      openDialog("scores", t("players"), penkiResult(), [{ label: t("close"), primary: true, onClick: () => closeDialog() }], { key: scoresKey() });
   },
   onToggleFaces: () => {
     state.faces = state.faces === "german" ? "french" : "german";

@@ -82,13 +82,15 @@ export function closeDialog() {
   const dlg = document.getElementById("dialog");
   if (dlg?.open) dlg.close();
   state.dialog = null;
+  state.dialogKey = null;
 }
 
 /** A modal dialog; actions: [{label, onClick, primary}]. */
-export function openDialog(kind, title, body, actions = [], { dismissable = true } = {}) {
+export function openDialog(kind, title, body, actions = [], { dismissable = true, key = null } = {}) {
   const dlg = document.getElementById("dialog");
   if (!dlg) return;
   state.dialog = kind;
+  state.dialogKey = key;
   dlg.dataset.kind = kind;
   const heading = h("h2", { id: "dialog-title" }, title);
   const buttons = h(
@@ -102,7 +104,10 @@ export function openDialog(kind, title, body, actions = [], { dismissable = true
   dlg.setAttribute("aria-labelledby", "dialog-title");
   dlg.oncancel = (e) => {
     if (!dismissable) e.preventDefault();
-    else state.dialog = null;
+    else {
+      state.dialog = null;
+      state.dialogKey = null;
+    }
   };
   if (!dlg.open) dlg.showModal();
 }
@@ -222,6 +227,8 @@ export function eventText(ev, game) {
       return caught ? t("ev_how_many", { name: n(ev.seat), caught }) : t("ev_how_many_none", { name: n(ev.seat) });
     }
     case "give":
+      // Only the giver knows the card (main.js adds it to its own give).
+      if (ev.card) return t("ev_give_card", { name: n(ev.seat), card: card(ev.card), to: n(ev.to) });
       return t("ev_give", { name: n(ev.seat), to: n(ev.to) });
     case "out":
       return t("ev_out", { names: (ev.seats || []).map(n).join(", "), place: ev.place });
@@ -237,7 +244,9 @@ function ticker(game) {
   const list = h("ol", { class: "ticker", "aria-label": t("last_moves") });
   if (!items.length) list.appendChild(h("li", { class: "muted" }, t("ticker_empty")));
   items.forEach((item, i) => {
-    const li = h("li", { class: i === 0 ? "newest" : "" }, eventText(item.event, game));
+    const ev = item.event;
+    const mine = ev.a === "give" && ev.seat === state.seat && state.given.get(item.version);
+    const li = h("li", { class: i === 0 ? "newest" : "" }, eventText(mine ? { ...ev, card: mine } : ev, game));
     if (item.by === "timer") li.appendChild(h("span", { class: "by-timer", title: t("by_timer") }, ` · ${t("by_timer")}`));
     list.appendChild(li);
   });
@@ -505,7 +514,7 @@ export function suitChooser(card, onChoose) {
   );
   openDialog("suit", t("choose_suit"), h("div", {}, h("div", { class: "dialog-card" }, cardFigure(card, faces, "mid")), grid), [
     { label: t("cancel"), onClick: () => closeDialog() },
-  ]);
+  ], { key: card });
 }
 
 /** The five-round match table: points per round, totals, and at the end balances. */
@@ -796,20 +805,67 @@ function renderPenki(root, handlers) {
   );
 }
 
+/**
+ * What the penalty hand-over dialog is built from (R18): who gets the cards, which
+ * cards this seat may give, who caught them and who is queued next. The dialog is
+ * rebuilt whenever this changes (a second hand-over right after the first).
+ */
+export function giveKey() {
+  const v = state.view;
+  const gives = legalOf("give").map((a) => a.card);
+  if (!gives.length || !v?.penalty) return null;
+  return JSON.stringify([v.penalty.to, gives, caughtBy(v.penalty.to), v.penalty_queue || []]);
+}
+
+/** Who asked «СКОЛЬКО КАРТ?» that caught ``seat`` most recently (from the moves seen), or null. */
+function caughtBy(seat) {
+  const events = [...(state.view?.last || []), ...state.ticker.map((x) => x.event)];
+  for (let i = events.length - 1; i >= 0; i--) {
+    const ev = events[i];
+    if (ev.a === "how_many" && (ev.caught || []).includes(seat)) return ev.seat;
+  }
+  return null;
+}
+
 export function giveDialog(onGive) {
   const v = state.view;
-  const gives = new Set(legalOf("give").map((a) => a.card));
-  const hand = (v.hand || []).filter((c) => gives.size === 0 || gives.has(c));
+  const to = v.penalty?.to;
+  const gives = legalOf("give").map((a) => a.card);
+  const asker = caughtBy(to);
+  const why =
+    asker === state.seat
+      ? t("give_why_you", { name: nameOf(to) })
+      : asker
+        ? t("give_why", { asker: nameOf(asker), name: nameOf(to) })
+        : t("give_why_plain", { name: nameOf(to) });
+  const queue = (v.penalty_queue || []).filter((p) => p !== to);
   const grid = h(
     "div",
     { class: "give-grid" },
-    hand.map((c) => {
+    gives.map((c) => {
       const b = cardButton(c, "french", "mid");
-      b.addEventListener("click", () => onGive(c));
+      b.addEventListener("click", () => {
+        if (grid.classList.contains("sending")) return;
+        grid.classList.add("sending");
+        b.classList.add("chosen");
+        onGive(c).finally(() => grid.classList.remove("sending"));
+      });
       return b;
     }),
   );
-  openDialog("give", t("give_title", { name: nameOf(v.penalty?.to) }), h("div", {}, h("p", {}, t("give_hint")), grid), [], { dismissable: false });
+  openDialog(
+    "give",
+    t("give_title", { name: nameOf(to) }),
+    h(
+      "div",
+      {},
+      h("p", { class: "give-why" }, why),
+      queue.length ? h("p", { class: "muted small give-then" }, t("give_then", { names: queue.map(nameOf).join(", ") })) : null,
+      grid,
+    ),
+    [],
+    { dismissable: false, key: giveKey() },
+  );
 }
 
 export function penkiResult() {

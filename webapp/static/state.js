@@ -34,6 +34,10 @@ export const state = {
   faces: loadFaces(), // Prší card faces: "german" | "french"
   busy: false,
   dialog: null, // the open dialog's kind
+  dialogKey: null, // what the open dialog was built from (rebuilt when it changes)
+  shownVersion: -1, // the version the table on screen was drawn from (a tap acts on it)
+  shownView: null,
+  given: new Map(), // version → the card this seat gave then (only the giver knows it)
 };
 
 const listeners = new Set();
@@ -61,6 +65,10 @@ export function resetTable(tableId) {
     selected: null,
     busy: false,
     dialog: null,
+    dialogKey: null,
+    shownVersion: -1,
+    shownView: null,
+    given: new Map(),
   });
 }
 
