@@ -72,6 +72,7 @@ def new_game(
     dealer: str | None = None,
     seed: int | None = None,
     decks: list[list[str]] | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> Any:
     """Start a match of Prší or a game of Penki.
 
@@ -79,9 +80,16 @@ def new_game(
     first (default the last seat). Give ``seed`` (int, the deal is the engine's) or
     ``decks`` (full packs, top card first: one per Prší round, one for Penki); one
     of them is required, the engine invents no randomness of its own.
+    ``options``: table options, FORMAT.md; Prší takes ``{"variants": ["PV1", …]}``
+    (RULES.md PV1–PV8), Penki none.
     Raises ``ValueError`` for a bad player count, an unknown dealer, a bad seed or
-    deck, or neither a seed nor decks; ``KeyError`` for an unknown ``game``.
+    deck, or neither a seed nor decks, or bad ``options``; ``KeyError`` for an unknown ``game``.
     """
+    if options:
+        if not isinstance(options, Mapping) or set(options) - {"variants"} or game != "prsi":
+            raise ValueError(f"unknown options {options!r}: only Prší takes variants")
+        return rules(game).new_game(players, dealer=dealer, seed=seed, decks=decks,
+                                    variants=options.get("variants"))
     return rules(game).new_game(players, dealer=dealer, seed=seed, decks=decks)
 
 

@@ -34,7 +34,7 @@ def replay_case(case: dict[str, Any]) -> dict[str, Any]:
         return ratings.replay(case)
     players = list(case["players"])
     state = engine.new_game(game, players, dealer=case.get("dealer"), seed=case.get("seed"),
-                            decks=case.get("decks"))
+                            decks=case.get("decks"), options=case.get("options"))
     results: list[str] = []
     for act in case.get("actions", []):
         if not isinstance(act, dict):

@@ -89,6 +89,8 @@ class PrsiState:
       round's points or ``None``; ``history`` — ``({"round", "points"}, ...)``.
     * ``over``, ``places``, ``balances`` — set when round 5 ends (P13, P14).
     * ``last`` — the most recent public events, oldest first, at most 20.
+    * ``vx`` — the table variants (:class:`engine.prsi_variants.Variants`), ``None``
+      for the house rules; every rule of a variant lives in :mod:`engine.prsi_variants`.
     """
 
     game: ClassVar[str] = "prsi"
@@ -113,6 +115,7 @@ class PrsiState:
     places: dict[str, int] | None
     balances: dict[str, int] | None
     last: tuple[dict[str, Any], ...]
+    vx: Any = None  # PV1–PV9: engine.prsi_variants.Variants, or None (house rules)
 
     @property
     def top(self) -> str:
@@ -128,7 +131,7 @@ def _copy(s: PrsiState) -> PrsiState:
     return PrsiState(
         s.version, s.players, s.seed, s.decks, s.round, s.dealer, s.hands, s.stock, s.discard, s.suit,
         s.pending_draw, s.pending_skip, s.to_move, s.points, s.round_points, s.history, s.over,
-        s.places, s.balances, s.last,
+        s.places, s.balances, s.last, s.vx,
     )
 
 
@@ -155,6 +158,7 @@ def new_game(
     dealer: str | None = None,
     seed: int | None = None,
     decks: list[list[str]] | None = None,
+    variants: list[str] | None = None,
 ) -> PrsiState:
     """A new match, round 1 dealt (P1–P4).
 
@@ -162,7 +166,8 @@ def new_game(
     round 1 (default the last seat). ``decks``: up to 5 full packs, top card first,
     one per round; ``seed``: an int from which every round's deck not given is
     shuffled (``random.Random(f"{seed}:{round}")``). One of them is required.
-    Raises ``ValueError`` on a bad player count, dealer, seed or deck.
+    ``variants``: table variants (PV8 names, e.g. ``["PV1", "PV6"]``); none: house rules.
+    Raises ``ValueError`` on a bad player count, dealer, seed, deck or variant.
     """
     players_t = tuple(players)
     if not MIN_PLAYERS <= len(players_t) <= MAX_PLAYERS:
@@ -185,6 +190,8 @@ def new_game(
     zero = dict.fromkeys(players_t, 0)
     s = PrsiState(0, players_t, seed, decks_t, 0, dealer, (), (), (), "h", 0, False, None, zero, None,
                   (), False, None, None, ())
+    if variants is not None:  # PV1–PV7
+        s.vx = _pv.parse(variants)
     events: list[dict[str, Any]] = []
     _deal(s, 1, dealer, events)
     s.last = tuple(events)
@@ -198,7 +205,7 @@ def _deal(n: PrsiState, rnd: int, dealer: str, events: list[dict[str, Any]]) -> 
     k = len(players)
     d = players.index(dealer)
     hands: list[list[str]] = [[] for _ in players]
-    dealt = HAND_SIZE * k
+    dealt = (HAND_SIZE if n.vx is None else _pv.hand_size(n.vx)) * k  # PV4: 6 each
     for j in range(dealt):
         hands[(d + 1 + j) % k].append(deck[j])
     top = deck[dealt]
@@ -212,6 +219,8 @@ def _deal(n: PrsiState, rnd: int, dealer: str, events: list[dict[str, Any]]) -> 
     n.pending_draw = 2 if r == "7" else 0  # P4 + P6
     n.pending_skip = r == "A"  # P4 + P7
     n.to_move = players[(d + 1) % k]
+    if n.vx is not None:
+        _pv.opening(n)  # PV5, PV6: the opening card with variants
     events.append({"a": "deal", "round": rnd, "dealer": dealer})
 
 
@@ -307,6 +316,8 @@ def apply(state: PrsiState, seat: str, action: Mapping[str, Any]) -> Outcome:
     ``not_in_hand``, ``illegal``). ``state`` is never changed. The event dicts are
     also kept in the new state's ``last``: read them, do not change them.
     """
+    if state.vx is not None:
+        return _pv.apply(state, seat, action)  # PV1–PV9
     # 1. bad_action: cheap checks of the raw dict (it may come straight off the wire).
     if not isinstance(action, dict) and not isinstance(action, Mapping):  # the ABC check is slow
         raise Rejected("bad_action", "an action is a dict")
@@ -432,6 +443,8 @@ def legal_actions(state: PrsiState, seat: str) -> list[dict[str, Any]]:
     """
     if seat != state.to_move or state.over:
         return []
+    if state.vx is not None:
+        return _pv.legal_actions(state, seat)  # PV1–PV9
     hand = state.hands[state.players.index(seat)]
     if state.pending_draw:  # P6
         out = [_PLAY[c] for c in hand if c[0] == "7"]
@@ -477,7 +490,7 @@ def view(state: PrsiState, seat: str | None) -> dict[str, Any]:
     if seat not in state.players:
         seat = None
     i = state.players.index(seat) if seat is not None else -1
-    return {
+    out = {
         "game": "prsi",
         "version": state.version,
         "seat": seat,
@@ -505,11 +518,14 @@ def view(state: PrsiState, seat: str | None) -> dict[str, Any]:
         "points": dict(state.points),
         "history": [{"round": h["round"], "points": dict(h["points"])} for h in state.history],
     }
+    if state.vx is not None:
+        _pv.view_extra(state, seat, out)  # PV1–PV9
+    return out
 
 
 def observer(state: PrsiState) -> dict[str, Any]:
-    """The all-seeing state of FORMAT.md, exactly its Prší keys."""
-    return {
+    """The all-seeing state of FORMAT.md, exactly its Prší keys (with variants, also theirs)."""
+    out = {
         "to_move": state.to_move,
         "hands": {p: list(h) for p, h in zip(state.players, state.hands, strict=True)},
         "stock": list(state.stock),
@@ -526,6 +542,9 @@ def observer(state: PrsiState) -> dict[str, Any]:
         "places": dict(state.places) if state.places is not None else None,
         "balances": dict(state.balances) if state.balances is not None else None,
     }
+    if state.vx is not None:
+        _pv.observer_extra(state, out)  # FORMAT.md options.variants
+    return out
 
 
 # ---------------------------------------------------------------- computer player
@@ -543,6 +562,8 @@ def computer_action(state: PrsiState, seat: str) -> dict[str, Any] | None:
     """
     if state.over or seat != state.to_move:
         return None
+    if state.vx is not None:
+        return _pv.computer_action(state, seat)  # PV1–PV9
     players = state.players
     i = players.index(seat)
     hand = state.hands[i]
@@ -591,7 +612,7 @@ def _longest_suit(hand: tuple[str, ...], queen: str) -> str:
 
 def dump(state: PrsiState) -> dict[str, Any]:
     """JSON-ready dict of ``state`` with ``schema`` and ``game``; :func:`load` inverts it exactly."""
-    return {
+    out = {
         "schema": SCHEMA,
         "game": "prsi",
         "version": state.version,
@@ -615,6 +636,9 @@ def dump(state: PrsiState) -> dict[str, Any]:
         "balances": dict(state.balances) if state.balances is not None else None,
         "last": [_copy_event(e) for e in state.last],
     }
+    if state.vx is not None:
+        _pv.dump_extra(state, out)  # PV1–PV9; house dumps have no "variants"
+    return out
 
 
 def load(data: Mapping[str, Any]) -> PrsiState:
@@ -646,4 +670,9 @@ def load(data: Mapping[str, Any]) -> PrsiState:
         places=dict(places) if places is not None else None,
         balances=dict(balances) if balances is not None else None,
         last=tuple(_copy_event(e) for e in data["last"]),
+        vx=_pv.load_extra(data),
     )
+
+
+# The table variants (PV1–PV9) hook in above wherever ``state.vx`` is set.
+from engine import prsi_variants as _pv  # noqa: E402  (it builds on this module)
