@@ -14,6 +14,10 @@ Entries (docs/CONTRACTS.md §2, ``store.outbox_read``), all with ``table``,
   result in the chat;
 * ``end`` (``places``, ``balances``, ``names``, ``rated``) → the final table in the chat.
 
+Chat posts go into the table's forum topic; when Telegram answers that the topic is
+closed or deleted, the post goes to the chat's general thread with a note saying where
+the table went, and the table's later posts go there directly (remembered per table).
+
 The notifier runs apart from moves: a failed send never loses, blocks or repeats a
 move. A chat entry redelivered after a crash (sent, not yet acknowledged) is not
 posted twice: each ``(kind, table, version, round)`` is marked once it was sent (a
@@ -62,6 +66,7 @@ class Notifier:
         self.consumer = consumer
         self.turns = SeenIds(store, "turn", ttl=3 * 86400)
         self.posts = SeenIds(store, "post", ttl=3 * 86400)
+        self.topics = SeenIds(store, "topic_lost", ttl=7 * 86400)  # tables/lobbies whose topic is gone
         self.handled = 0
         self.queued = 0
         self._lanes: dict[Any, asyncio.Queue[tuple[str, dict[str, Any]]]] = {}
@@ -231,8 +236,25 @@ class Notifier:
                 if not info.get("points"):
                     info["points"] = await self._points(entry["table"])
                 text = texts.end_text(table, info)
-        await self.sender.send_message(chat_id, text, thread_id=entry.get("thread_id"), reply_markup=markup)
+            note = texts.topic_moved_text()
+        thread_id = await self._thread(entry)
+        posted = await self.sender.post(chat_id, text, thread_id=thread_id, reply_markup=markup, moved_note=note)
+        if posted.moved:
+            await self.topics.mark(entry.get("table"))
         await self.posts.mark(post)  # after sending: a crash in between repeats the post rather than lose it
+
+    async def _thread(self, entry: dict[str, Any]) -> int | None:
+        """The table's forum topic, or None (the general thread) once the topic was found closed
+        or deleted for this table (or for the lobby it was started from)."""
+        thread_id = entry.get("thread_id")
+        if not thread_id:
+            return None
+        for ident in (entry.get("table"), entry.get("lobby_id")):
+            if ident and await self.topics.seen(ident):
+                if ident != entry.get("table"):
+                    await self.topics.mark(entry.get("table"))
+                return None
+        return thread_id
 
     async def _table_like(self, entry: dict[str, Any]) -> Any:
         """Seats and game for texts: from the entry (``seats``/``names``), else the stored table."""

@@ -17,6 +17,9 @@ closer than the limits at Telegram's end. The request is made with the real aiog
   link) — the same message once more without its keyboard, so the text still arrives;
   other bad requests are logged and return ``None``;
 * ``TelegramMigrateToChat`` — the request is repeated to the supergroup's new id;
+* a forum topic that is closed or gone ("message thread not found", ``TOPIC_CLOSED``,
+  ``TOPIC_DELETED``) — :meth:`Sender.post` sends into the chat's general thread instead,
+  with a note saying so, and tells the caller (who remembers it for the table);
 * network / server errors — retried a few times with a short backoff, then ``None``.
 
 No exception escapes :meth:`Sender.call` unless ``raise_errors=True`` (then the
@@ -110,6 +113,26 @@ class RateLimiter:
         self._inflight = max(0, self._inflight - 1)
         now = self._clock()
         self._done.append(max(now, self._done[-1]) if self._done else now)
+
+
+TOPIC_GONE = ("message thread not found", "TOPIC_CLOSED", "TOPIC_DELETED", "TOPIC_ID_INVALID")
+
+
+def topic_gone(exc: BaseException) -> bool:
+    """Whether a ``TelegramBadRequest`` says the forum topic is closed or no longer exists."""
+    message = getattr(exc, "message", "") or str(exc)
+    return any(marker.lower() in message.lower() for marker in TOPIC_GONE)
+
+
+class Posted:
+    """What :meth:`Sender.post` did: ``message`` (or None), ``moved`` (the topic was closed or
+    gone and the text went to the general thread instead)."""
+
+    __slots__ = ("message", "moved")
+
+    def __init__(self, message: Message | None, moved: bool) -> None:
+        self.message = message
+        self.moved = moved
 
 
 def is_group(chat_id: int | str) -> bool:
@@ -310,6 +333,34 @@ class Sender:
             link_preview_options=LinkPreviewOptions(is_disabled=True),
         )
         return await self.call(method, chat_id=chat_id, raise_errors=raise_errors)
+
+    async def post(
+        self,
+        chat_id: int | str,
+        text: str,
+        *,
+        thread_id: int | None = None,
+        reply_markup: InlineKeyboardMarkup | None = None,
+        moved_note: str = "",
+    ) -> Posted:
+        """A chat post into forum topic ``thread_id``; when Telegram says the topic is closed
+        or gone, the same post into the general thread with ``moved_note`` appended
+        (``Posted.moved``). Other failures as :meth:`call` (``Posted.message`` None)."""
+        if thread_id is None:
+            return Posted(await self.send_message(chat_id, text, reply_markup=reply_markup), False)
+        try:
+            message = await self.send_message(chat_id, text, thread_id=thread_id, reply_markup=reply_markup,
+                                              raise_errors=True)
+            return Posted(message, False)
+        except TelegramBadRequest as exc:
+            if not topic_gone(exc):
+                return Posted(None, False)
+            log.warning("forum topic %s of chat %s is closed or gone (%s): posting to the general thread",
+                        thread_id, chat_id, exc.message)
+        except TelegramForbiddenError:
+            return Posted(None, False)
+        body = text + ("\n\n" + moved_note if moved_note else "")
+        return Posted(await self.send_message(chat_id, body, reply_markup=reply_markup), True)
 
     async def edit_message(
         self,
