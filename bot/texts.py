@@ -278,7 +278,11 @@ def end_text(table: Any, info: Mapping[str, Any]) -> str:
             row += f" ({_signed(balances[seat])})"
         lines.append(row)
     tail = []
-    if not getattr(table, "rated", True):
+    unplayed = [s for s in info.get("unplayed") or () if isinstance(s, str)]
+    if unplayed:  # P16 as amended: a seat whose person never made a move of their own
+        tail.append(_("This match is not rated: {names} never made a move of their own.").format(
+            names=", ".join(names.get(s, name(s)) for s in unplayed[:6])))
+    elif not getattr(table, "rated", True):
         tail.append(_("This match is not rated (computer players took part)."))
     return fit(lines[:1], lines[1:], tail)
 
