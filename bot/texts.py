@@ -222,6 +222,41 @@ def turn_text(table: Any, seconds_left: int | None = None) -> str:
     return text
 
 
+def turn_done_text() -> str:
+    """The live "your turn" message once no table waits for the player any more."""
+    return _("✅ Done: no table is waiting for your move.")
+
+
+def _others(table: Any, user_id: int, limit: int = NAME_IN_LIST) -> str:
+    return ", ".join(seat_label_short(s, limit) for s in getattr(table, "seats", []) if s.user_id != user_id)
+
+
+def seat_label_short(seat: Any, limit: int) -> str:
+    if getattr(seat, "computer", False):
+        return seat_label(seat)
+    return name(getattr(seat, "name", None) or getattr(seat, "seat", "?"), limit)
+
+
+def waiting_row(table: Any, user_id: int) -> str:
+    """One table in the live "your turn" message: the game and the others at it."""
+    return _("• <b>{game}</b> with {names}").format(game=game_name(table.game), names=_others(table, user_id))
+
+
+def waiting_button(n: int, table: Any) -> str:
+    """The button opening the ``n``-th listed table (plain text: no HTML in buttons)."""
+    return _("🃏 {n}. {game}").format(n=n, game=html.unescape(game_name(table.game)))
+
+
+def turns_text(rows: list[str], listed: int) -> str:
+    """The live "your turn" message for several tables: ``rows`` from :func:`waiting_row`,
+    the first ``listed`` numbered like their buttons, the rest counted."""
+    head = [ngettext("⏰ Your turn at {n} table:", "⏰ Your turn at {n} tables:", len(rows)).format(n=len(rows))]
+    numbered = [f"{i}. {row.lstrip('• ')}" for i, row in enumerate(rows[:listed], 1)]
+    more = len(rows) - len(numbered)
+    tail = [more_text(more)] if more > 0 else []
+    return fit(head, numbered, tail)
+
+
 def _names(table: Any) -> dict[str, str]:
     return {s.seat: seat_label(s) for s in getattr(table, "seats", [])}
 

@@ -127,6 +127,7 @@ class Call:
     params: dict[str, Any]
     ts: float
     status: int = 200
+    result: Any = None  # what a 200 answered (a sent Message as a dict …)
 
     @property
     def chat_id(self) -> int | str | None:
@@ -289,6 +290,22 @@ class FakeBotAPI:
         """Successful ``sendMessage`` calls (optionally to one chat)."""
         return self.calls_of("sendMessage", chat_id=chat_id)
 
+    def live_messages(self, chat_id: int) -> list[dict[str, Any]]:
+        """Messages the bot sent to ``chat_id`` and has not deleted, as they read now (edits applied):
+        ``[{"message_id", "text", "reply_markup"}]`` oldest first."""
+        live: dict[int, dict[str, Any]] = {}
+        for c in self.calls:
+            if c.status != 200 or c.chat_id != chat_id:
+                continue
+            if c.method == "sendMessage":
+                live[c.result["message_id"]] = {"message_id": c.result["message_id"], "text": c.text,
+                                                "reply_markup": c.reply_markup}
+            elif c.method == "editMessageText" and c.params.get("message_id") in live:
+                live[c.params["message_id"]].update(text=c.text, reply_markup=c.reply_markup)
+            elif c.method == "deleteMessage":
+                live.pop(c.params.get("message_id"), None)
+        return list(live.values())
+
     def clear(self) -> None:
         self.calls.clear()
 
@@ -381,6 +398,7 @@ class FakeBotAPI:
                 body["parameters"] = extra
             return web.json_response(body, status=400)
         result = await self._result(method, params)
+        call.result = result
         return web.json_response({"ok": True, "result": result})
 
     def _refusal(self, method: str, params: dict[str, Any]) -> tuple[str, dict[str, Any] | None] | None:

@@ -220,3 +220,88 @@ async def test_a_lobby_in_a_lost_topic_goes_to_the_general_thread_with_its_table
     assert "forum topic" in sent[0].text and "forum topic" not in sent[1].text
     assert table.thread_id == 78
     assert len(api.calls_of("sendMessage", ok=False)) == 1
+
+
+# -- 7. stale "your turn" messages -------------------------------------------------------------------
+BOB = 5101
+
+
+async def ann_to_move(store, n: int, seed0: int = 1):
+    """``n`` Prší tables of Ann and Bob (no turn timer) where it is Ann's turn."""
+    import engine
+    from store import LobbySettings, Seat
+
+    seats = [Seat(seat=f"u{ANN}", user_id=ANN, name="Ann"), Seat(seat=f"u{BOB}", user_id=BOB, name="Bob")]
+    tables = []
+    seed = seed0
+    while len(tables) < n:
+        table = await store.create_table(game="prsi", seats=seats, chat_id=GROUP, seed=seed,
+                                         settings=LobbySettings(players=2, turn_seconds=None))
+        seed += 1
+        for _ in range(5):
+            if f"u{ANN}" in engine.awaiting(table.state):
+                break
+            bob = engine.awaiting(table.state)[0]
+            table = (await store.apply(table.id, bob, engine.computer_action(table.state, bob))).table
+        if f"u{ANN}" in engine.awaiting(table.state):
+            tables.append(table)
+    return tables
+
+
+async def ann_moves(store, table):
+    import engine
+
+    table = await store.get_table(table.id)
+    legal = engine.legal_actions(table.state, f"u{ANN}")
+    action = next((a for a in legal if a["a"] in ("draw", "stand")), legal[0])
+    return (await store.apply(table.id, f"u{ANN}", action)).table
+
+
+def buttons(message: dict) -> list[dict]:
+    return [b for row in (message.get("reply_markup") or {}).get("inline_keyboard", []) for b in row]
+
+
+async def test_one_live_turn_message_lists_every_waiting_table_and_follows_them(fake_store, bot_runtime,
+                                                                                fake_bot_api):
+    api = fake_bot_api
+    rt = await bot_runtime(fake_store)
+    tables = await ann_to_move(fake_store, 3)
+    await rt.notifier.poll()
+    live = api.live_messages(ANN)
+    assert len(live) == 1, live  # one message, not one per turn
+    assert "3 tables" in live[0]["text"]
+    urls = [b["web_app"]["url"] for b in buttons(live[0])]
+    assert sorted(urls) == sorted(f"https://karty.example/?table={t.id}" for t in tables)
+    # Ann moves at the first table: it leaves the list, silently (an edit, no new message)
+    sent_before = len(api.sent_messages(ANN))
+    after = await ann_moves(fake_store, tables[0])
+    assert f"u{ANN}" not in __import__("engine").awaiting(after.state)
+    await rt.notifier.poll()
+    live = api.live_messages(ANN)
+    assert len(live) == 1 and len(api.sent_messages(ANN)) == sent_before
+    assert "2 tables" in live[0]["text"] and len(buttons(live[0])) == 2
+    assert tables[0].id not in str(live[0]["reply_markup"])
+    # the other two: once nothing waits, the message says so and offers nothing
+    for table in tables[1:]:
+        await ann_moves(fake_store, table)
+    await rt.notifier.poll()
+    live = api.live_messages(ANN)
+    assert len(live) == 1 and "Done" in live[0]["text"] and buttons(live[0]) == []
+
+
+async def test_a_turn_that_passes_while_the_message_waits_its_turn_is_not_sent(fake_store, bot_runtime,
+                                                                               fake_bot_api):
+    api = fake_bot_api
+    rt = await bot_runtime(fake_store)
+    (table,) = await ann_to_move(fake_store, 1)
+    # Telegram holds Ann's chat back (429, retry after 1 s); meanwhile Ann moves in the Mini App
+    api.fail(ANN, status=429, retry_after=1, times=1, methods={"sendMessage"})
+    import asyncio
+
+    polling = asyncio.create_task(rt.notifier.poll())
+    await api.wait_for(lambda: api.calls_of("sendMessage", chat_id=ANN, ok=False))
+    await ann_moves(fake_store, table)
+    await polling
+    await rt.notifier.poll()
+    assert [m for m in api.live_messages(ANN) if "Your turn" in m["text"]] == []
+    assert rt.sender.withdrawn == 1
