@@ -18,7 +18,7 @@ from aiogram import Bot, Dispatcher
 from aiogram.client.default import DefaultBotProperties
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
-from aiogram.webhook.aiohttp_server import SimpleRequestHandler
+from aiogram.types import Update
 from aiohttp import web
 
 from bot import texts
@@ -26,10 +26,11 @@ from bot.handlers import routers
 from bot.handlers.lobby import Prober
 from bot.i18n import DEFAULT, LANGUAGES, LanguagePrefs, UserLocaleMiddleware, locale_scope, make_i18n
 from bot.lobbies import LobbyMessages
-from bot.middlewares import DedupeMiddleware
+from bot.middlewares import DedupeMiddleware, SenderlessMiddleware
 from bot.notifier import Notifier
 from bot.sender import Sender
 from bot.settings import BotSettings
+from bot.webhook import WebhookHandler
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,7 @@ class BotRuntime:
         self._tasks: list[asyncio.Task[Any]] = []
         self._stop = asyncio.Event()
         self._polling = False
+        self._handling: set[asyncio.Task[Any]] = set()
 
     def _dispatcher(self) -> Dispatcher:
         dp = Dispatcher(name="karty")
@@ -83,6 +85,7 @@ class BotRuntime:
         dp["prober"] = self.prober
         dp["lang_prefs"] = self.lang_prefs
         dp.update.outer_middleware(DedupeMiddleware(self.store))
+        dp.message.outer_middleware(SenderlessMiddleware())
         locale_mw = UserLocaleMiddleware(self.i18n, self.store, self.lang_prefs)
         for observer in (dp.message, dp.callback_query, dp.errors):
             observer.middleware(locale_mw)
@@ -92,6 +95,25 @@ class BotRuntime:
     async def feed(self, update: dict[str, Any]) -> Any:
         """Handle one raw update (a dict shaped like Telegram's ``Update``)."""
         return await self.dp.feed_raw_update(self.bot, update)
+
+    async def accept_update(self, update: Update, raw: dict[str, Any]) -> None:
+        """A webhook update, valid by schema: handled in the background (the 200 goes at once)."""
+        task = asyncio.create_task(self.handle_update(update), name=f"update-{update.update_id}")
+        self._handling.add(task)
+        task.add_done_callback(self._handling.discard)
+
+    async def handle_update(self, update: Update) -> None:
+        """Feed one parsed update to the dispatcher; a failure is one log line (handlers' own
+        errors are answered and logged by :mod:`bot.handlers.errors`)."""
+        try:
+            await self.dp.feed_update(self.bot, update)
+        except Exception as exc:
+            log.error("update %s failed: %s: %s", update.update_id, type(exc).__name__, exc)
+
+    async def drain_updates(self) -> None:
+        """Wait for the updates being handled (tests, shutdown)."""
+        while self._handling:
+            await asyncio.gather(*list(self._handling), return_exceptions=True)
 
     # -- background tasks ------------------------------------------------------------------------
     def start_notifier(self) -> None:
@@ -136,6 +158,8 @@ class BotRuntime:
     async def stop(self) -> None:
         """Stop the tasks, pending lobby edits and the Bot's HTTP session."""
         self._stop.set()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.drain_updates(), timeout=5)
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -156,9 +180,9 @@ RUNTIME_KEY: web.AppKey[BotRuntime] = web.AppKey("karty_bot", BotRuntime)
 async def setup_bot(app: web.Application, store: Any, settings: BotSettings) -> None:
     """Attach the bot to ``app`` (CONTRACTS §5).
 
-    With ``WEBHOOK_URL``: aiogram's ``SimpleRequestHandler`` (checking the
-    ``X-Telegram-Bot-Api-Secret-Token`` header against :meth:`BotSettings.secret_token`)
-    at ``WEBHOOK_PATH``, and ``setWebhook`` on startup. Without: long polling in a
+    With ``WEBHOOK_URL``: :class:`bot.webhook.WebhookHandler` (checking the
+    ``X-Telegram-Bot-Api-Secret-Token`` header against :meth:`BotSettings.secret_token`;
+    junk answered 400 or 200-and-ignored) at ``WEBHOOK_PATH``, and ``setWebhook`` on startup. Without: long polling in a
     background task. Either way the notifier task reading ``store.outbox_read``.
     All of it in ``app.cleanup_ctx``; the runtime is ``app[RUNTIME_KEY]``.
     Raises ``ValueError`` when ``BOT_TOKEN`` is empty.
@@ -168,10 +192,8 @@ async def setup_bot(app: web.Application, store: Any, settings: BotSettings) -> 
     runtime = BotRuntime(store, settings)
     app[RUNTIME_KEY] = runtime
     if settings.webhook_url:
-        SimpleRequestHandler(
-            dispatcher=runtime.dp, bot=runtime.bot, secret_token=settings.secret_token(),
-            handle_in_background=True,
-        ).register(app, path=settings.webhook_path)
+        WebhookHandler(runtime.bot, settings.secret_token(), runtime.accept_update).register(
+            app, settings.webhook_path)
 
     async def bot_ctx(_app: web.Application) -> AsyncIterator[None]:
         await runtime.set_commands()

@@ -87,7 +87,13 @@ class LobbyMessages:
     async def post(self, lobby: Any) -> Message | None:
         """Send the lobby message into its chat/topic and remember its id in the store."""
         text, markup = await self.render(lobby)
-        message = await self.sender.send_message(lobby.chat_id, text, thread_id=lobby.thread_id, reply_markup=markup)
+        with locale_scope(self.i18n, await self.locale_of(lobby)):
+            note = texts.topic_moved_text()
+        posted = await self.sender.post(lobby.chat_id, text, thread_id=lobby.thread_id, reply_markup=markup,
+                                        moved_note=note)
+        if posted.moved:  # its table will post to the general thread too (bot.notifier)
+            await self.store.mark_once("bot:topic_lost", lobby.id, 7 * 86400)
+        message = posted.message
         if message is not None:
             await self.store.set_lobby_message(lobby.id, message.message_id)
         return message

@@ -67,6 +67,23 @@ class SeenIds:
         return self._first_local(key)
 
 
+class SenderlessMiddleware(BaseMiddleware):
+    """Outer middleware on ``dp.message``: a message with neither ``from`` nor ``sender_chat``
+    (no real Telegram chat sends one; junk on the webhook) is dropped with one log line."""
+
+    async def __call__(
+        self,
+        handler: Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]],
+        event: TelegramObject,
+        data: dict[str, Any],
+    ) -> Any:
+        if getattr(event, "from_user", None) is None and getattr(event, "sender_chat", None) is None:
+            log.warning("message %s in chat %s has no sender; ignored",
+                        getattr(event, "message_id", "?"), getattr(getattr(event, "chat", None), "id", "?"))
+            return None
+        return await handler(event, data)
+
+
 class DedupeMiddleware(BaseMiddleware):
     """Outer middleware on ``dp.update``: drops an update whose ``update_id`` was seen."""
 

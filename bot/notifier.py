@@ -5,14 +5,21 @@ Entries (docs/CONTRACTS.md §2, ``store.outbox_read``), all with ``table``,
 
 * ``start`` (``seats``, ``game``, ``lobby_id``, ``rated``) → "the game begins" in the
   chat (its forum topic) with the Open button;
-* ``turn`` (``seat``, ``user_id``, ``version``, ``deadline``) → a private "your turn"
-  message with a button back to the table — only when the player has no open Mini
-  App (``store.is_present``), is reachable, the table still awaits that seat (an entry
-  handled late, after the move was made or the timer played, is dropped), and only
-  once per (table, seat, version);
+* ``turn`` (``seat``, ``user_id``, ``version``, ``deadline``) → the player's one live
+  "your turn" message (:mod:`bot.turns`), listing every table that waits for them, with
+  buttons back to them — sent only when the player has no open Mini App
+  (``store.is_present``), is reachable, the table still awaits that seat *at the moment
+  of sending* (an entry handled late, after the move was made or the timer played,
+  sends nothing), and only once per (table, seat, version). Every entry of a table
+  also brings its other players' live messages up to date: a turn that passed leaves
+  the list, and the message reads "done" once nothing waits;
 * ``round`` (``round``, ``round_points``, ``points``, ``winner``, ``names``) → Prší round
   result in the chat;
 * ``end`` (``places``, ``balances``, ``names``, ``rated``) → the final table in the chat.
+
+Chat posts go into the table's forum topic; when Telegram answers that the topic is
+closed or deleted, the post goes to the chat's general thread with a note saying where
+the table went, and the table's later posts go there directly (remembered per table).
 
 The notifier runs apart from moves: a failed send never loses, blocks or repeats a
 move. A chat entry redelivered after a crash (sent, not yet acknowledged) is not
@@ -43,10 +50,12 @@ from bot.i18n import DEFAULT, locale_scope
 from bot.middlewares import SeenIds
 from bot.sender import Sender
 from bot.settings import BotSettings
+from bot.turns import TurnNotices
 
 log = logging.getLogger(__name__)
 MAX_QUEUED = 1000  # entries read but not yet handled, before reading pauses
 LANE_IDLE = 30.0  # seconds a lane's task waits for more before it ends
+NOTICE_CHECK = 20.0  # seconds after which a live turn message is checked again
 
 
 class Notifier:
@@ -62,6 +71,10 @@ class Notifier:
         self.consumer = consumer
         self.turns = SeenIds(store, "turn", ttl=3 * 86400)
         self.posts = SeenIds(store, "post", ttl=3 * 86400)
+        self.topics = SeenIds(store, "topic_lost", ttl=7 * 86400)  # tables/lobbies whose topic is gone
+        self.notices = TurnNotices(bot, store, sender, i18n, settings)
+        self._seated: dict[str, list[int]] = {}
+        self._swept = 0.0
         self.handled = 0
         self.queued = 0
         self._lanes: dict[Any, asyncio.Queue[tuple[str, dict[str, Any]]]] = {}
@@ -106,11 +119,63 @@ class Notifier:
         for entry_id, entry in entries:
             key = ("u", entry.get("user_id")) if entry.get("kind") == "turn" else ("c", entry.get("chat_id"))
             self._lane(key).put_nowait((entry_id, entry))
+            self.queued += 1
             lanes.add(key)
-        self.queued += len(entries)
+            lanes |= await self._refreshes(entry)
+        self._sweep_notices()
         if wait:
             await asyncio.gather(*(self._lanes[key].join() for key in lanes if key in self._lanes))
         return len(entries)
+
+    async def _refreshes(self, entry: dict[str, Any]) -> set[Any]:
+        """Something happened at the entry's table: the live turn messages of its other players
+        are brought up to date (in their lanes, after what is queued there). Returns the lanes."""
+        table_id = entry.get("table")
+        if not table_id or entry.get("kind") not in ("turn", "start", "round", "end"):
+            return set()
+        lanes = set()
+        for user_id in await self._people(entry):
+            if user_id == entry.get("user_id") and entry.get("kind") == "turn":
+                continue
+            lanes.add(self._refresh(user_id))
+        return lanes
+
+    def _refresh(self, user_id: int) -> Any:
+        key = ("u", user_id)
+        self._lane(key).put_nowait((None, {"kind": "refresh", "user_id": user_id}))
+        self.queued += 1
+        return key
+
+    async def _people(self, entry: dict[str, Any]) -> list[int]:
+        """The people seated at the entry's table (from the entry, else the table, cached)."""
+        table_id = entry["table"]
+        known = self._seated.get(table_id)
+        if known is None:
+            ids = [s.get("user_id") for s in entry.get("seats") or () if not s.get("computer")]
+            ids += list((entry.get("user_ids") or {}).values())
+            if not ids:
+                try:
+                    table = await self.store.get_table(table_id)
+                except Exception:
+                    log.exception("get_table %s", table_id)
+                    table = None
+                ids = [s.user_id for s in table.seats if not s.computer] if table is not None else []
+            known = self._seated[table_id] = sorted({int(i) for i in ids if i})
+            if len(self._seated) > 10_000:
+                self._seated.pop(next(iter(self._seated)))
+        return known
+
+    def _sweep_notices(self) -> None:
+        """Live turn messages not checked for ``NOTICE_CHECK`` seconds are checked again (a turn
+        can pass without an outbox entry: the computer moving for the next seat)."""
+        now = time.monotonic()
+        if now - self._swept < NOTICE_CHECK / 2:
+            return
+        self._swept = now
+        for user_id, checked in list(self.notices.live.items()):
+            if now - checked >= NOTICE_CHECK and ("u", user_id) not in self._lanes:
+                self.notices.live[user_id] = now
+                self._refresh(user_id)
 
     def _lane(self, key: Any) -> asyncio.Queue[tuple[str, dict[str, Any]]]:
         queue = self._lanes.get(key)
@@ -139,6 +204,8 @@ class Notifier:
             finally:
                 queue.task_done()
                 self.queued -= 1
+            if entry_id is None:  # a refresh of a live turn message, not an outbox entry
+                continue
             try:
                 await self.store.outbox_ack(entry_id)
             except Exception:
@@ -160,6 +227,9 @@ class Notifier:
         kind = entry.get("kind")
         if kind == "turn":
             await self.turn(entry)
+        elif kind == "refresh":
+            user_id = entry["user_id"]
+            await self.notices.refresh(user_id, await self._language(user_id))
         elif kind in ("start", "round", "end"):
             if entry.get("chat_id") is None:
                 return
@@ -179,20 +249,17 @@ class Notifier:
         if not user_id or not table_id:
             return
         if await self.store.is_present(table_id, user_id):
+            await self.notices.refresh(user_id, await self._language(user_id))
             return
         if not await self.store.is_reachable(user_id):
             return
         if not await self._still_awaited(table_id, entry.get("seat")):
+            await self.notices.refresh(user_id, await self._language(user_id))
             return
         if not await self.turns.first(f"{table_id}:{entry.get('seat')}:{entry.get('version')}"):
             return
-        locale = await self._language(user_id)
-        with locale_scope(self.i18n, locale):
-            deadline = entry.get("deadline")
-            left = int(deadline - time.time()) if isinstance(deadline, int | float) else None
-            text = texts.turn_text(SimpleNamespace(game=entry.get("game", "")), left)
-            markup = await keyboards.open_keyboard(self.bot, self.settings, table_id, chat_id=user_id)
-        await self.sender.send_message(user_id, text, reply_markup=markup)
+        await self.notices.turn(user_id, table_id, await self._language(user_id), entry.get("deadline"),
+                                entry.get("game", ""))
 
     async def _still_awaited(self, table_id: str, seat: Any) -> bool:
         """False when the stored table is over or no longer waits for ``seat`` (a stale entry)."""
@@ -231,8 +298,25 @@ class Notifier:
                 if not info.get("points"):
                     info["points"] = await self._points(entry["table"])
                 text = texts.end_text(table, info)
-        await self.sender.send_message(chat_id, text, thread_id=entry.get("thread_id"), reply_markup=markup)
+            note = texts.topic_moved_text()
+        thread_id = await self._thread(entry)
+        posted = await self.sender.post(chat_id, text, thread_id=thread_id, reply_markup=markup, moved_note=note)
+        if posted.moved:
+            await self.topics.mark(entry.get("table"))
         await self.posts.mark(post)  # after sending: a crash in between repeats the post rather than lose it
+
+    async def _thread(self, entry: dict[str, Any]) -> int | None:
+        """The table's forum topic, or None (the general thread) once the topic was found closed
+        or deleted for this table (or for the lobby it was started from)."""
+        thread_id = entry.get("thread_id")
+        if not thread_id:
+            return None
+        for ident in (entry.get("table"), entry.get("lobby_id")):
+            if ident and await self.topics.seen(ident):
+                if ident != entry.get("table"):
+                    await self.topics.mark(entry.get("table"))
+                return None
+        return thread_id
 
     async def _table_like(self, entry: dict[str, Any]) -> Any:
         """Seats and game for texts: from the entry (``seats``/``names``), else the stored table."""

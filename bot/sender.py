@@ -17,6 +17,9 @@ closer than the limits at Telegram's end. The request is made with the real aiog
   link) — the same message once more without its keyboard, so the text still arrives;
   other bad requests are logged and return ``None``;
 * ``TelegramMigrateToChat`` — the request is repeated to the supergroup's new id;
+* a forum topic that is closed or gone ("message thread not found", ``TOPIC_CLOSED``,
+  ``TOPIC_DELETED``) — :meth:`Sender.post` sends into the chat's general thread instead,
+  with a note saying so, and tells the caller (who remembers it for the table);
 * network / server errors — retried a few times with a short backoff, then ``None``.
 
 No exception escapes :meth:`Sender.call` unless ``raise_errors=True`` (then the
@@ -41,7 +44,7 @@ from aiogram.exceptions import (
     TelegramRetryAfter,
     TelegramServerError,
 )
-from aiogram.methods import EditMessageText, SendMessage, TelegramMethod
+from aiogram.methods import DeleteMessage, EditMessageText, SendMessage, TelegramMethod
 from aiogram.types import InlineKeyboardMarkup, LinkPreviewOptions, Message
 
 log = logging.getLogger(__name__)
@@ -49,6 +52,11 @@ T = TypeVar("T")
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[Any]]
+Guard = Callable[[], Awaitable[bool]]
+
+
+class Withdrawn(Exception):
+    """A guarded message whose reason passed while it waited its turn: not sent."""
 
 
 class RateLimiter:
@@ -112,6 +120,26 @@ class RateLimiter:
         self._done.append(max(now, self._done[-1]) if self._done else now)
 
 
+TOPIC_GONE = ("message thread not found", "TOPIC_CLOSED", "TOPIC_DELETED", "TOPIC_ID_INVALID")
+
+
+def topic_gone(exc: BaseException) -> bool:
+    """Whether a ``TelegramBadRequest`` says the forum topic is closed or no longer exists."""
+    message = getattr(exc, "message", "") or str(exc)
+    return any(marker.lower() in message.lower() for marker in TOPIC_GONE)
+
+
+class Posted:
+    """What :meth:`Sender.post` did: ``message`` (or None), ``moved`` (the topic was closed or
+    gone and the text went to the general thread instead)."""
+
+    __slots__ = ("message", "moved")
+
+    def __init__(self, message: Message | None, moved: bool) -> None:
+        self.message = message
+        self.moved = moved
+
+
 def is_group(chat_id: int | str) -> bool:
     """Groups, supergroups and channels have negative ids (or ``@username``)."""
     return isinstance(chat_id, str) or chat_id < 0
@@ -152,6 +180,7 @@ class Sender:
         self._chat_locks: dict[Any, asyncio.Lock] = {}
         self.sent = 0
         self.failed = 0
+        self.withdrawn = 0
 
     def _window(self, per_second: float) -> RateLimiter:
         # overall: n per second (bursts up to n allowed, as Telegram does)
@@ -196,36 +225,49 @@ class Sender:
         out.append(self._global)
         return out
 
-    async def _request(self, method: TelegramMethod[T], chat_id: Any) -> T:
-        """One attempt, within the limits (chat → group → global leases, released after)."""
+    async def _request(self, method: TelegramMethod[T], chat_id: Any, guard: Guard | None = None) -> T:
+        """One attempt, within the limits (chat → group → global leases, released after).
+
+        ``guard``: asked once every lease is held, right before the request; False →
+        :class:`Withdrawn` (what the message was for no longer holds after the wait)."""
         held: list[RateLimiter] = []
         try:
             for limiter in self._limiters(chat_id):
                 await limiter.acquire()
                 held.append(limiter)
+            if guard is not None and not await guard():
+                raise Withdrawn
             return await self.bot(method)
         finally:
             for limiter in held:
                 limiter.release()
 
-    async def call(self, method: TelegramMethod[T], *, chat_id: Any = None, raise_errors: bool = False) -> T | None:
+    async def call(self, method: TelegramMethod[T], *, chat_id: Any = None, raise_errors: bool = False,
+                   guard: Guard | None = None) -> T | None:
         """Make ``method`` within the limits; the result, or ``None`` when it failed.
 
         ``chat_id`` defaults to ``method.chat_id``. Raises only with ``raise_errors``
         (``TelegramForbiddenError``/``TelegramBadRequest``, after they were handled).
+        ``guard``: re-checked at the moment of sending, after every wait (the chat's
+        turn, the limits, a ``retry_after``); when it says False nothing is sent and the
+        result is ``None`` (:attr:`withdrawn` counts those).
         """
         if chat_id is None:
             chat_id = getattr(method, "chat_id", None)
         if chat_id is None:
-            return await self._call(method, None, raise_errors)
+            return await self._call(method, None, raise_errors, guard)
         async with self._chat_lock(chat_id):  # one request in flight per chat: order and spacing kept
-            return await self._call(method, chat_id, raise_errors)
+            return await self._call(method, chat_id, raise_errors, guard)
 
-    async def _call(self, method: TelegramMethod[T], chat_id: Any, raise_errors: bool) -> T | None:
+    async def _call(self, method: TelegramMethod[T], chat_id: Any, raise_errors: bool,
+                    guard: Guard | None = None) -> T | None:
         attempt = 0
         while True:
             try:
-                result = await self._request(method, chat_id)
+                result = await self._request(method, chat_id, guard)
+            except Withdrawn:
+                self.withdrawn += 1
+                return None
             except TelegramRetryAfter as e:
                 attempt += 1
                 log.warning("429 for chat %s: retry after %ss (attempt %s)", chat_id, e.retry_after, attempt)
@@ -299,8 +341,10 @@ class Sender:
         thread_id: int | None = None,
         reply_markup: InlineKeyboardMarkup | None = None,
         raise_errors: bool = False,
+        guard: Guard | None = None,
     ) -> Message | None:
-        """``sendMessage`` (HTML, no link previews) into ``chat_id`` and its forum topic ``thread_id``."""
+        """``sendMessage`` (HTML, no link previews) into ``chat_id`` and its forum topic ``thread_id``
+        (``guard``: see :meth:`call`)."""
         method = SendMessage(
             chat_id=chat_id,
             text=text,
@@ -309,7 +353,39 @@ class Sender:
             parse_mode="HTML",
             link_preview_options=LinkPreviewOptions(is_disabled=True),
         )
-        return await self.call(method, chat_id=chat_id, raise_errors=raise_errors)
+        return await self.call(method, chat_id=chat_id, raise_errors=raise_errors, guard=guard)
+
+    async def post(
+        self,
+        chat_id: int | str,
+        text: str,
+        *,
+        thread_id: int | None = None,
+        reply_markup: InlineKeyboardMarkup | None = None,
+        moved_note: str = "",
+    ) -> Posted:
+        """A chat post into forum topic ``thread_id``; when Telegram says the topic is closed
+        or gone, the same post into the general thread with ``moved_note`` appended
+        (``Posted.moved``). Other failures as :meth:`call` (``Posted.message`` None)."""
+        if thread_id is None:
+            return Posted(await self.send_message(chat_id, text, reply_markup=reply_markup), False)
+        try:
+            message = await self.send_message(chat_id, text, thread_id=thread_id, reply_markup=reply_markup,
+                                              raise_errors=True)
+            return Posted(message, False)
+        except TelegramBadRequest as exc:
+            if not topic_gone(exc):
+                return Posted(None, False)
+            log.warning("forum topic %s of chat %s is closed or gone (%s): posting to the general thread",
+                        thread_id, chat_id, exc.message)
+        except TelegramForbiddenError:
+            return Posted(None, False)
+        body = text + ("\n\n" + moved_note if moved_note else "")
+        return Posted(await self.send_message(chat_id, body, reply_markup=reply_markup), True)
+
+    async def delete_message(self, chat_id: int | str, message_id: int) -> bool:
+        """``deleteMessage`` of a bot message; False when Telegram refused (too old, gone)."""
+        return bool(await self.call(DeleteMessage(chat_id=chat_id, message_id=message_id), chat_id=chat_id))
 
     async def edit_message(
         self,

@@ -18,10 +18,78 @@ from aiogram.utils.i18n import gettext as _
 
 CALLOUTS = ("«ЗЕВОК!»", "«ОДНА КАРТА!»", "«СКОЛЬКО КАРТ?»")
 
+# Telegram's limits (Bot API sendMessage): 4,096 characters after entity parsing, counted
+# in UTF-16 code units. Every text here fits by construction: a name is at most
+# NAME_IN_LIST characters in a list and NAME_ALONE where it stands alone (Telegram
+# allows 64 + 64), and a list that could grow is cut with "…and N more" (:func:`fit`).
+MAX_TEXT = 4096
+NAME_IN_LIST = 32
+NAME_ALONE = 64
+
 
 def esc(text: Any) -> str:
     """HTML-escape user input for parse mode HTML."""
     return html.escape(str(text), quote=False)
+
+
+def short(name: Any, limit: int = NAME_IN_LIST) -> str:
+    """``name`` cut to ``limit`` characters (UTF-16 code units, as Telegram counts them), "…"
+    marking the cut; not escaped. Whitespace runs (a name of newlines) become one space."""
+    text = " ".join(str(name).split())
+    if _units(text) <= limit:
+        return text
+    out, used = [], 0
+    for ch in text:
+        size = _units(ch)
+        if used + size > limit - 1:
+            break
+        out.append(ch)
+        used += size
+    return "".join(out).rstrip() + "…"
+
+
+def name(value: Any, limit: int = NAME_IN_LIST) -> str:
+    """A user-given name ready for HTML: shortened (:func:`short`) and escaped."""
+    return esc(short(value, limit))
+
+
+def _units(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def visible_length(text: str) -> int:
+    """What Telegram counts of an HTML text: its characters after entity parsing (UTF-16 units)."""
+    import re
+
+    return _units(html.unescape(re.sub(r"<[^>]*>", "", text)))
+
+
+def fit(head: list[str], rows: list[str], tail: list[str] = (), *, limit: int = MAX_TEXT - 256) -> str:  # type: ignore[assignment]
+    """``head + rows + tail`` joined by newlines, keeping as many leading ``rows`` as fit
+    into ``limit`` visible characters (room left for a note appended later); the rest become
+    one line "…and N more"."""
+    def total(kept: int) -> int:
+        lines = [*head, *rows[:kept], *([more_text(len(rows) - kept)] if kept < len(rows) else []), *tail]
+        return visible_length("\n".join(lines))
+
+    kept = len(rows)
+    if total(kept) > limit:
+        lo, hi = 0, kept  # the largest prefix that fits, with its "…and N more"
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if total(mid) <= limit:
+                lo = mid
+            else:
+                hi = mid - 1
+        kept = lo
+    lines = [*head, *rows[:kept]]
+    if kept < len(rows):
+        lines.append(more_text(len(rows) - kept))
+    return "\n".join([*lines, *tail])
+
+
+def more_text(n: int) -> str:
+    return ngettext("…and {n} more", "…and {n} more", n).format(n=n)
 
 
 def game_name(game: str) -> str:
@@ -44,8 +112,8 @@ def seat_label(seat: Any) -> str:
     if getattr(seat, "computer", False):
         if sid[:1] == "c" and sid[1:].isdigit():
             return "🤖 " + _("Computer {n}").format(n=sid[1:])
-        return "🤖 " + esc(getattr(seat, "name", None) or sid)
-    return esc(getattr(seat, "name", None) or sid or "?")
+        return "🤖 " + name(getattr(seat, "name", None) or sid)
+    return name(getattr(seat, "name", None) or sid or "?")
 
 
 def error_text(code: str) -> str:
@@ -101,7 +169,7 @@ def lobby_text(lobby: Any, *, unreachable: Iterable[Any] = (), bot_username: str
             _("⚠️ {name}: I cannot write to you. Open {bot} and press Start, so I can tell you when it is your turn.")
             .format(name=seat_label(seat), bot=bot)
         )
-    return "\n".join(lines)
+    return fit(lines[:2], lines[2:])
 
 
 def started_text(lobby: Any, table: Any | None) -> str:
@@ -154,6 +222,41 @@ def turn_text(table: Any, seconds_left: int | None = None) -> str:
     return text
 
 
+def turn_done_text() -> str:
+    """The live "your turn" message once no table waits for the player any more."""
+    return _("✅ Done: no table is waiting for your move.")
+
+
+def _others(table: Any, user_id: int, limit: int = NAME_IN_LIST) -> str:
+    return ", ".join(seat_label_short(s, limit) for s in getattr(table, "seats", []) if s.user_id != user_id)
+
+
+def seat_label_short(seat: Any, limit: int) -> str:
+    if getattr(seat, "computer", False):
+        return seat_label(seat)
+    return name(getattr(seat, "name", None) or getattr(seat, "seat", "?"), limit)
+
+
+def waiting_row(table: Any, user_id: int) -> str:
+    """One table in the live "your turn" message: the game and the others at it."""
+    return _("• <b>{game}</b> with {names}").format(game=game_name(table.game), names=_others(table, user_id))
+
+
+def waiting_button(n: int, table: Any) -> str:
+    """The button opening the ``n``-th listed table (plain text: no HTML in buttons)."""
+    return _("🃏 {n}. {game}").format(n=n, game=html.unescape(game_name(table.game)))
+
+
+def turns_text(rows: list[str], listed: int) -> str:
+    """The live "your turn" message for several tables: ``rows`` from :func:`waiting_row`,
+    the first ``listed`` numbered like their buttons, the rest counted."""
+    head = [ngettext("⏰ Your turn at {n} table:", "⏰ Your turn at {n} tables:", len(rows)).format(n=len(rows))]
+    numbered = [f"{i}. {row.lstrip('• ')}" for i, row in enumerate(rows[:listed], 1)]
+    more = len(rows) - len(numbered)
+    tail = [more_text(more)] if more > 0 else []
+    return fit(head, numbered, tail)
+
+
 def _names(table: Any) -> dict[str, str]:
     return {s.seat: seat_label(s) for s in getattr(table, "seats", [])}
 
@@ -177,14 +280,14 @@ def round_text(table: Any, info: Mapping[str, Any]) -> str:
     ]
     winner = info.get("winner")
     if winner:
-        lines.append(_("{name} won the round.").format(name=names.get(winner, esc(winner))))
+        lines.append(_("{name} won the round.").format(name=names.get(winner, name(winner))))
     round_points = info.get("round_points") or {}
     points = info.get("points") or {}
     order = sorted(points or round_points, key=lambda s: (points.get(s, 0), s))
     for seat in order:
         lines.append(
             _("{name}: +{round} → {total}").format(
-                name=names.get(seat, esc(seat)), round=round_points.get(seat, 0), total=points.get(seat, 0)
+                name=names.get(seat, name(seat)), round=round_points.get(seat, 0), total=points.get(seat, 0)
             )
         )
     return "\n".join(lines)
@@ -203,22 +306,31 @@ def end_text(table: Any, info: Mapping[str, Any]) -> str:
     for seat in seats:
         place = places.get(seat)
         prefix = medals.get(place, f"{place}.") if place else "·"
-        row = f"{prefix} {names.get(seat, esc(seat))}"
+        row = f"{prefix} {names.get(seat, name(seat))}"
         if seat in points:
             row += " — " + ngettext("{n} point", "{n} points", int(points[seat] or 0)).format(n=points[seat])
         if seat in balances:
             row += f" ({_signed(balances[seat])})"
         lines.append(row)
-    if not getattr(table, "rated", True):
-        lines.append(_("This match is not rated (computer players took part)."))
-    return "\n".join(lines)
+    tail = []
+    unplayed = [s for s in info.get("unplayed") or () if isinstance(s, str)]
+    if unplayed:  # P16 as amended: a seat whose person never made a move of their own
+        tail.append(_("This match is not rated: {names} never made a move of their own.").format(
+            names=", ".join(names.get(s, name(s)) for s in unplayed[:6])))
+    elif not getattr(table, "rated", True):
+        tail.append(_("This match is not rated (computer players took part)."))
+    return fit(lines[:1], lines[1:], tail)
 
 
 # -- commands ------------------------------------------------------------------------------------
-def welcome_text(name: str) -> str:
+def name_alone(value: Any) -> str:
+    return name(value, NAME_ALONE)
+
+
+def welcome_text(who: str) -> str:
     return "\n".join(
         [
-            _("Hello, {name}! I deal Czech Prší and Russian Penki.").format(name=esc(name)),
+            _("Hello, {name}! I deal Czech Prší and Russian Penki.").format(name=name_alone(who)),
             "",
             _("Add me to a group and send /new prsi or /new penki there, or play right here."),
             _("I will message you here when it is your turn."),
@@ -322,13 +434,13 @@ def _row(row: Mapping[str, Any] | None) -> str:
     )
 
 
-def rating_text(name: str, per_game: Mapping[str, Mapping[str, Any]], *, in_chat: bool) -> str:
+def rating_text(who: str, per_game: Mapping[str, Mapping[str, Any]], *, in_chat: bool) -> str:
     """``per_game``: game → ``{"all": user_rating(...), "chat": user_rating(..., chat_id)|None}``.
 
     Per game: this week's and this month's score, rank and matches among all players
     and (``in_chat``) in this chat, then the last results (balance and place).
     """
-    lines = [_("📊 <b>Rating of {name}</b>").format(name=esc(name))]
+    lines = [_("📊 <b>Rating of {name}</b>").format(name=name_alone(who))]
     for game, data in per_game.items():
         everyone = data.get("all") or {}
         chat = data.get("chat") or {}
@@ -384,10 +496,15 @@ def top_text(boards: list[tuple[str, str, list[Mapping[str, Any]]]]) -> str:
             lines.append(_("no matches yet"))
         for row in rows:
             lines.append(
-                f"{row.get('rank', '?')}. {esc(row.get('name') or row.get('user_id'))} "
+                f"{row.get('rank', '?')}. {name(row.get('name') or row.get('user_id'))} "
                 f"{_signed(row.get('score', 0))} ({row.get('matches', 0)})"
             )
-    return "\n".join(lines)
+    return fit(lines[:1], lines[1:])
+
+
+def topic_moved_text() -> str:
+    """Appended to the first post of a table whose forum topic was closed or deleted."""
+    return _("ℹ️ This table's forum topic is closed or was deleted, so the table now posts here.")
 
 
 def open_table_text(table: Any) -> str:

@@ -13,6 +13,7 @@ key                                            type       contents / lifetime
 ``P:{l:<lobby>}:lobby``                        hash       ``version``, ``doc`` (lobby JSON); 1 h since the last change (S1)
 ``P:{c:<chat>}:lobbies`` / ``:tables``         zset       lobby / table ids of a chat, score = created (epoch s); stale ids pruned on read, 90 d trimmed
 ``P:{u:<user>}:tables``                        zset       table ids of a user, score = created
+``P:{u:<user>}:notice``                        string     the user's live "your turn" message: ``{message_id, tables, at}`` JSON; 48 h
 ``P:users``                                    hash       user id → User JSON (no TTL)
 ``P:unreachable``                              set        user ids that blocked the bot
 ``P:flags:<name>``                             set        durable membership flags (e.g. ``lang_explicit``: users who chose via /lang)
@@ -71,6 +72,9 @@ class Keys:
 
     def user_tables(self, user_id: int) -> str:
         return f"{self.prefix}:{{u:{user_id}}}:tables"
+
+    def turn_notice(self, user_id: int) -> str:
+        return f"{self.prefix}:{{u:{user_id}}}:notice"
 
     # --- users -------------------------------------------------------------------
     @property

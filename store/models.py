@@ -75,7 +75,9 @@ class Seat(BaseModel):
     """A seat: ``"u<telegram id>"`` for a person, ``"c1"``, ``"c2"``… for a computer.
 
     ``auto``: the computer plays for this person after three timeouts in a row
-    (``strikes``), until they act again (S4).
+    (``strikes``), until they act again (S4). ``played``: the person made a move of
+    their own (not the timer's, not the computer's) in this match; a person's seat
+    that never did makes the finished match unrated (P16 as amended).
     """
 
     seat: str
@@ -84,6 +86,7 @@ class Seat(BaseModel):
     computer: bool = False
     auto: bool = False
     strikes: int = 0
+    played: bool = False
 
 
 class Lobby(BaseModel):

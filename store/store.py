@@ -15,6 +15,7 @@ module                 concern
 :mod:`store.presence`  who is looking at a table
 :mod:`store.outbox`    the bot's notifications stream (S5)
 :mod:`store.ratings`   the ledger and the leaderboards (S6)
+:mod:`store.notices`   each player's live "your turn" message (S5)
 =====================  ==========================================================
 """
 
@@ -55,6 +56,7 @@ from store.events import Events
 from store.flags import Flags
 from store.keys import Keys
 from store.lobbies import Lobbies
+from store.notices import Notices
 from store.outbox import Outbox
 from store.presence import Presence
 from store.ratings import Ratings
@@ -84,7 +86,7 @@ __all__ = [
 ]
 
 
-class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, Ratings):
+class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, Ratings, Notices):
     """Karty's Redis store (docs/CONTRACTS.md §2).
 
     ``redis``: a ``redis.asyncio.Redis`` (``decode_responses`` either way);

@@ -237,6 +237,10 @@ class Tables(StoreBase):
             over = bool(outcome.state.over)
             if over:
                 new["ended"] = t
+                unplayed = self._unplayed(new)
+                if unplayed and new["rated"]:  # P16 amended: a seat nobody played → unrated for all
+                    new["rated"] = False
+                    new["unplayed"] = unplayed
             entry = {"version": new["version"], "seat": seat, "action": action, "by": by,
                      "events": outcome.events, "ts": t, "cid": cid or None}
             message = {"table": table_id, "version": new["version"], "seat": seat, "by": by,
@@ -274,11 +278,19 @@ class Tables(StoreBase):
             return seat
         seat = dict(seat)
         if by == "player":
-            seat["strikes"], seat["auto"] = 0, False
+            seat["strikes"], seat["auto"], seat["played"] = 0, False, True
         elif by == "timer":
             seat["strikes"] += 1
             seat["auto"] = seat["auto"] or seat["strikes"] >= 3
         return seat
+
+    @staticmethod
+    def _unplayed(doc: dict[str, Any]) -> list[str]:
+        """P16 (amended): people's seats that never made a move of their own (every move was
+        the timer's or the computer's). Seats of tables from before ``played`` was kept count
+        as played."""
+        return [s["seat"] for s in doc["seats"]
+                if not s.get("computer") and s.get("user_id") is not None and not s.get("played", True)]
 
     async def _after_commit(self, doc: dict[str, Any], events: list[dict[str, Any]],
                             new_turns: list[str], now: float) -> None:
@@ -309,6 +321,7 @@ class Tables(StoreBase):
                 "kind": "end", **self._where(doc), "game": doc["game"], "version": doc["version"],
                 "places": st.get("places"), "balances": st.get("balances"), "names": names,
                 "user_ids": {s["seat"]: s["user_id"] for s in doc["seats"]}, "rated": doc["rated"],
+                "unplayed": doc.get("unplayed") or [],
             })
         return entries + self._turn_entries(doc, new_turns)
 

@@ -26,6 +26,20 @@ Answers: ``getMe`` → the bot user (``username`` = :attr:`FakeBotAPI.username`)
 wait (or the updates queued with :meth:`FakeBotAPI.queue_update`); anything else →
 ``true``. Failures: :meth:`block` (403 for every call to that chat), :meth:`fail`
 (any status, optional ``retry_after`` → Telegram's ``parameters.retry_after``).
+
+Telegram's documented refusals, answered as Telegram does:
+
+* a text over 4,096 characters after entity parsing (``sendMessage``,
+  ``editMessageText``) → 400 "Bad Request: message is too long"; a callback answer
+  over 200 → 400 "Bad Request: MESSAGE_TOO_LONG"; HTML whose tags do not pair up →
+  400 "Bad Request: can't parse entities: …";
+* :meth:`close_topic` → 400 "Bad Request: TOPIC_CLOSED" for messages into that forum
+  topic, :meth:`delete_topic` → 400 "Bad Request: message thread not found";
+* :meth:`migrate` (a group upgraded to a supergroup) → every call to the old id
+  answers 400 "Bad Request: group chat was upgraded to a supergroup chat" with
+  ``parameters.migrate_to_chat_id``;
+* ``deleteMessage`` removes a message: editing or deleting it again → 400
+  "Bad Request: message to edit not found" / "message to delete not found".
 """
 
 from __future__ import annotations
@@ -37,6 +51,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from typing import Any
 
 from aiohttp import web
@@ -58,6 +73,52 @@ _INT_FIELDS = {
 }
 
 
+MAX_TEXT = 4096  # sendMessage/editMessageText, after entity parsing
+MAX_CALLBACK_TEXT = 200  # answerCallbackQuery
+_HTML_TAGS = {"b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "a", "code", "pre",
+              "span", "tg-spoiler", "blockquote", "tg-emoji"}
+
+
+class _Entities(HTMLParser):
+    """Telegram's HTML parse mode, enough to count what a user sees and to refuse bad tags."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.text: list[str] = []
+        self.open: list[str] = []
+        self.error: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        if tag not in _HTML_TAGS:
+            self.error = self.error or f"unsupported start tag \"{tag}\""
+        self.open.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.open or self.open[-1] != tag:
+            self.error = self.error or f"unmatched end tag \"{tag}\""
+            return
+        self.open.pop()
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def parse_html(text: str) -> tuple[str, str | None]:
+    """(the text a user sees, an error like Telegram's "can't parse entities" or None)."""
+    parser = _Entities()
+    parser.feed(text)
+    parser.close()
+    if parser.open and not parser.error:
+        parser.error = f"can't find end tag corresponding to start tag \"{parser.open[-1]}\""
+    return "".join(parser.text), parser.error
+
+
+def visible_length(text: str, parse_mode: str | None = "HTML") -> int:
+    """Length as Telegram counts it: UTF-16 code units of the text after entity parsing."""
+    plain = parse_html(text)[0] if parse_mode == "HTML" else text
+    return len(plain.encode("utf-16-le")) // 2
+
+
 @dataclass
 class Call:
     """One recorded Bot API request."""
@@ -66,6 +127,7 @@ class Call:
     params: dict[str, Any]
     ts: float
     status: int = 200
+    result: Any = None  # what a 200 answered (a sent Message as a dict …)
 
     @property
     def chat_id(self) -> int | str | None:
@@ -109,6 +171,9 @@ class FakeBotAPI:
     _updates: list[dict[str, Any]] = field(default_factory=list)
     _runner: web.AppRunner | None = None
     url: str = ""
+    topics: dict[tuple[Any, int], str] = field(default_factory=dict)  # (chat, thread) → "closed"|"deleted"
+    migrated: dict[Any, int] = field(default_factory=dict)  # old group id → supergroup id
+    deleted: set[tuple[Any, int]] = field(default_factory=set)  # (chat, message_id)
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> FakeBotAPI:
@@ -184,6 +249,22 @@ class FakeBotAPI:
             _Failure(status, description, retry_after, times, methods, parameters)
         )
 
+    def close_topic(self, chat_id: int, thread_id: int) -> None:
+        """Messages into this forum topic answer 400 "Bad Request: TOPIC_CLOSED"."""
+        self.topics[(chat_id, thread_id)] = "closed"
+
+    def delete_topic(self, chat_id: int, thread_id: int) -> None:
+        """Messages into this forum topic answer 400 "Bad Request: message thread not found"."""
+        self.topics[(chat_id, thread_id)] = "deleted"
+
+    def reopen_topic(self, chat_id: int, thread_id: int) -> None:
+        self.topics.pop((chat_id, thread_id), None)
+
+    def migrate(self, old_chat_id: int, new_chat_id: int) -> None:
+        """The group ``old_chat_id`` became the supergroup ``new_chat_id``: calls to the old id
+        answer 400 with ``parameters.migrate_to_chat_id`` (aiogram's ``TelegramMigrateToChat``)."""
+        self.migrated[old_chat_id] = new_chat_id
+
     def queue_update(self, update: dict[str, Any]) -> None:
         """Hand ``update`` to the next ``getUpdates`` (long-polling tests)."""
         self._updates.append(update)
@@ -208,6 +289,22 @@ class FakeBotAPI:
     def sent_messages(self, chat_id: int | None = None) -> list[Call]:
         """Successful ``sendMessage`` calls (optionally to one chat)."""
         return self.calls_of("sendMessage", chat_id=chat_id)
+
+    def live_messages(self, chat_id: int) -> list[dict[str, Any]]:
+        """Messages the bot sent to ``chat_id`` and has not deleted, as they read now (edits applied):
+        ``[{"message_id", "text", "reply_markup"}]`` oldest first."""
+        live: dict[int, dict[str, Any]] = {}
+        for c in self.calls:
+            if c.status != 200 or c.chat_id != chat_id:
+                continue
+            if c.method == "sendMessage":
+                live[c.result["message_id"]] = {"message_id": c.result["message_id"], "text": c.text,
+                                                "reply_markup": c.reply_markup}
+            elif c.method == "editMessageText" and c.params.get("message_id") in live:
+                live[c.params["message_id"]].update(text=c.text, reply_markup=c.reply_markup)
+            elif c.method == "deleteMessage":
+                live.pop(c.params.get("message_id"), None)
+        return list(live.values())
 
     def clear(self) -> None:
         self.calls.clear()
@@ -292,8 +389,52 @@ class FakeBotAPI:
             if params:
                 body["parameters"] = params
             return web.json_response(body, status=failure.status)
+        refusal = self._refusal(method, params)
+        if refusal is not None:
+            call.status = 400
+            description, extra = refusal
+            body = {"ok": False, "error_code": 400, "description": description}
+            if extra:
+                body["parameters"] = extra
+            return web.json_response(body, status=400)
         result = await self._result(method, params)
+        call.result = result
         return web.json_response({"ok": True, "result": result})
+
+    def _refusal(self, method: str, params: dict[str, Any]) -> tuple[str, dict[str, Any] | None] | None:
+        """Telegram's documented 400s for this request (see the module docstring), or None."""
+        chat_id = params.get("chat_id")
+        if chat_id in self.migrated:
+            return ("Bad Request: group chat was upgraded to a supergroup chat",
+                    {"migrate_to_chat_id": self.migrated[chat_id]})
+        thread = params.get("message_thread_id")
+        if method.startswith("send") and thread:
+            state = self.topics.get((chat_id, thread))
+            if state == "closed":
+                return "Bad Request: TOPIC_CLOSED", None
+            if state == "deleted":
+                return "Bad Request: message thread not found", None
+        if method in ("sendMessage", "editMessageText"):
+            text = params.get("text")
+            if not isinstance(text, str) or not text.strip():
+                return "Bad Request: message text is empty", None
+            parse_mode = params.get("parse_mode")
+            if parse_mode == "HTML":
+                error = parse_html(text)[1]
+                if error:
+                    return f"Bad Request: can't parse entities: {error}", None
+            if visible_length(text, parse_mode) > MAX_TEXT:
+                return "Bad Request: message is too long", None
+        if method == "answerCallbackQuery" and len(str(params.get("text") or "")) > MAX_CALLBACK_TEXT:
+            return "Bad Request: MESSAGE_TOO_LONG", None
+        if method in ("editMessageText", "editMessageReplyMarkup", "deleteMessage"):
+            key = (chat_id, params.get("message_id"))
+            if key in self.deleted:
+                verb = "delete" if method == "deleteMessage" else "edit"
+                return f"Bad Request: message to {verb} not found", None
+            if method == "deleteMessage":
+                self.deleted.add(key)
+        return None
 
     def _chat(self, chat_id: Any) -> dict[str, Any]:
         if isinstance(chat_id, int) and chat_id > 0:

@@ -533,6 +533,7 @@ async def test_prsi_match_end_to_end(redis_url: str) -> None:
         # ---- the match: Anna clicks, Boris and Cyril use the API; a crash midway -------------
         killed_at: tuple[float, float] | None = None
         closed_at: float | None = None
+        told_after_close: dict[int, bool] = {}
         rounds_seen = set()
         for _ in range(3000):
             view = await d.table_view(anna)
@@ -561,7 +562,14 @@ async def test_prsi_match_end_to_end(redis_url: str) -> None:
             if view["to_move"] == anna.seat and closed_at is None:
                 await click_move()
             else:
-                await api_move(d.by_seat[view["to_move"]])
+                mover = d.by_seat[view["to_move"]]
+                if not told_after_close.get(mover.id) and (mover is not anna or closed_at is not None):
+                    # The bot checks at the moment of sending that the turn still waits (a
+                    # turn that passed is never announced): whoever is away waits to be told once.
+                    await d.api.wait_for(lambda m=mover, since=closed_at or 0: [c for c in _turn_messages(d.api, m.id)
+                                                                             if c.ts > since], timeout=30)
+                    told_after_close[mover.id] = True
+                await api_move(mover)
         else:
             raise AssertionError("the match did not end")
         assert killed_at is not None and closed_at is not None, "the match ended too early"

@@ -189,17 +189,22 @@ async def test_p16_games_with_computer_seats_are_not_rated(store):
 
 
 async def test_p16_a_seat_handed_to_the_computer_after_timeouts_is_still_rated(store):
-    """S4 + P16: three timeouts hand u12's seat to the computer; the seat stays u12's and the
-    match is rated for both people (only seats that *are* computers make a game unrated)."""
+    """S4 + P16: u12 makes one move, then three timeouts hand their seat to the computer; the
+    seat stays u12's and the match is rated for both people (P16 as amended: one move of
+    one's own is enough; tests/test_store_unplayed.py has the seat that never moved)."""
     seats = [Seat(seat=f"u{u}", user_id=u, name=f"P{u}") for u in (11, 12)]
     table = await store.create_table(game="prsi", seats=seats, chat_id=-3, seed=5,
                                      settings=LobbySettings(players=2, turn_seconds=30))
     now = store.clock()
+    moved = False
     for _ in range(2000):
         if table.state.over:
             break
         seat = engine.awaiting(table.state)[0]
-        if seat == "u12":  # u12 is away: the timer (then the computer, in auto) plays for them
+        if seat == "u12" and not moved:  # one move of their own
+            table = (await store.apply(table.id, seat, engine.computer_action(table.state, seat), now=now)).table
+            moved = True
+        elif seat == "u12":  # then u12 is away: the timer (then the computer, in auto) plays for them
             now = max(now, await store.next_due(table.id)) + 0.01
             assert await store.tick(now=now) == 1
             table = await store.get_table(table.id)
@@ -208,7 +213,7 @@ async def test_p16_a_seat_handed_to_the_computer_after_timeouts_is_still_rated(s
     assert table.state.over and table.rated
     assert table.seat("u12").auto and not table.seat("u12").computer
     bys = {e["by"] for e in await store.log(table.id) if e["seat"] == "u12"}
-    assert bys == {"timer", "computer"}
+    assert bys == {"player", "timer", "computer"}
     ledger = await store.ledger()
     assert [m["table"] for m in ledger] == [table.id]
     assert set(ledger[0]["balances"]) == {"11", "12"}

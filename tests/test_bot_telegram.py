@@ -1,0 +1,307 @@
+"""Telegram as it really behaves (issue 12), through the fake Bot API's documented answers:
+message lengths, junk on the webhook, lost forum topics, stale "your turn" notices,
+migrated chats, … Each test fails without the behaviour it names."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from fake_bot_api import (
+    MAX_TEXT,
+    FakeBotAPI,
+    callback_update,
+    message_update,
+    tg_chat,
+    tg_user,
+    visible_length,
+)
+
+GROUP = -1005550001111
+ANN = 5001
+
+# The longest names Telegram allows (64 + 64), of the characters that cost most: "&" is
+# five characters once escaped for HTML, an emoji two UTF-16 units.
+FIRST = ("Ж&😀" * 30)[:64]
+LAST = ("&Ω😀" * 30)[:64]
+
+
+def long_user(uid: int, lang: str = "en") -> dict:
+    return tg_user(uid, FIRST, last_name=LAST, language_code=lang)
+
+
+def refused(api: FakeBotAPI) -> list:
+    return [c for c in api.calls if c.status != 200 and c.method != "sendChatAction"]
+
+
+def assert_all_fit(api: FakeBotAPI) -> None:
+    texts = [c for c in api.calls_of("sendMessage", "editMessageText", ok=None)]
+    assert texts
+    assert refused(api) == [], [(c.method, c.params.get("text", "")[:80], c.status) for c in refused(api)]
+    for call in texts:
+        assert visible_length(call.text) <= MAX_TEXT
+
+
+# -- 3. message lengths --------------------------------------------------------------------------
+@pytest.mark.parametrize("lang", ["en", "cs", "ru"])
+async def test_every_message_kind_fits_at_the_longest_names(fake_store, bot_runtime, fake_bot_api, lang):
+    api = fake_bot_api
+    rt = await bot_runtime(fake_store)
+    people = [ANN + i for i in range(14)]
+    chat = tg_chat(GROUP)
+    # leaderboards full of the longest names: 14 players, both games, this chat and everyone
+    for game in ("prsi", "penki"):
+        for n in range(3):
+            await fake_store.record_match(
+                table_id=f"{game}-{n}", game=game, chat_id=GROUP, ended=time.time(),
+                balances={u: (i * 7 + n) % 11 - 5 for i, u in enumerate(people)},
+                places={u: i + 1 for i, u in enumerate(people)},
+                names={u: f"{FIRST} {LAST}" for u in people},
+            )
+    # a full Penki lobby (6 seats) whose players the bot cannot write to: a note per seat
+    for uid in people[:6]:
+        api.fail(uid, status=403, times=None, methods={"sendChatAction"})
+    await rt.feed(message_update("/new penki", user=long_user(ANN, lang), chat=chat))
+    lobby = (await fake_store.chat_lobbies(GROUP))[0]
+    await rt.feed(callback_update(f"lb:{lobby.id}:n", user=long_user(ANN, lang), chat=chat))
+    await rt.feed(callback_update(f"lb:{lobby.id}:n", user=long_user(ANN, lang), chat=chat))
+    await rt.feed(callback_update(f"lb:{lobby.id}:n", user=long_user(ANN, lang), chat=chat))
+    for uid in people[1:6]:
+        await rt.feed(callback_update(f"lb:{lobby.id}:join", user=long_user(uid, lang), chat=chat))
+    await rt.lobbies.drain()
+    assert len((await fake_store.get_lobby(lobby.id)).seats) == 6
+    assert "⚠️" in api.calls_of("editMessageText")[-1].text
+    await rt.feed(callback_update(f"lb:{lobby.id}:start", user=long_user(ANN, lang), chat=chat))
+    await rt.notifier.poll()
+    table_id = (await fake_store.get_lobby(lobby.id)).table_id
+    names = {f"u{u}": f"{FIRST} {LAST}" for u in people[:6]}
+    seats = list(names)
+    await rt.notifier.handle({"kind": "round", "table": table_id, "chat_id": GROUP, "thread_id": None,
+                              "game": "prsi", "version": 3, "round": 2, "winner": seats[0], "names": names,
+                              "round_points": {s: 20 for s in seats}, "points": {s: 90 for s in seats}})
+    await rt.notifier.handle({"kind": "end", "table": table_id, "chat_id": GROUP, "thread_id": None,
+                              "game": "penki", "version": 9, "names": names, "rated": False,
+                              "places": {s: i + 1 for i, s in enumerate(seats)},
+                              "balances": {s: 5 - 2 * i for i, s in enumerate(seats)}})
+    for text in ("/top", "/rating", "/help", "/rules"):
+        await rt.feed(message_update(text, user=long_user(ANN, lang), chat=chat))
+    private = long_user(people[7], lang)
+    for text in ("/start", "/top", "/rating", "/lang"):
+        await rt.feed(message_update(text, user=private))
+    await rt.lobbies.drain()
+    assert_all_fit(api)
+    top = [c.text for c in api.sent_messages(GROUP) if "🏆" in c.text]
+    assert len(top) == 1 and "…" in top[0]  # the names were shortened, not the message lost
+
+
+# -- 10. junk on the webhook -----------------------------------------------------------------------
+JUNK_BODIES = [
+    b"not json at all", b"{\"update_id\": 1,", b"\xff\xfe\x00garbage", b"",
+]
+JUNK_UPDATES = [
+    [1, 2, 3], "a string", 42, None, {}, {"update_id": "7"}, {"update_id": 8},
+    {"update_id": 9, "message": {"text": 5}},
+    {"update_id": 10, "message": {"message_id": 1, "date": 0, "chat": {"id": 5, "type": "private"},
+                                  "text": "/start"}},  # no sender
+    {"update_id": 11, "callback_query": {"id": "1", "from": {"id": 5, "is_bot": False, "first_name": "X"},
+                                         "chat_instance": "1", "data": "lb:nope:zz"}},  # no message
+    {"update_id": 12, "callback_query": {"id": "2", "from": {"id": 5, "is_bot": False, "first_name": "X"},
+                                         "chat_instance": "1", "data": "\u0000" * 70}},
+    {"update_id": 13, "message": {"message_id": 1, "date": 0, "chat": {"id": -5, "type": "group", "title": "g"},
+                                  "text": "/new prsi", "entities": [{"type": "bot_command", "offset": 0,
+                                                                     "length": 99}]}},
+    {"update_id": 14, "edited_message": {"message_id": 1, "date": 0, "chat": {"id": 5, "type": "private"},
+                                         "text": "hi"}},
+    {"update_id": 15, "my_chat_member": {"chat": {"id": 5, "type": "private"},
+                                         "from": {"id": 5, "is_bot": False, "first_name": "X"}, "date": 0,
+                                         "old_chat_member": {"status": "member", "user": {"id": 1, "is_bot": True,
+                                                                                          "first_name": "B"}},
+                                         "new_chat_member": {"status": "weird"}}},
+]
+
+
+async def test_junk_on_the_webhook_is_refused_or_ignored_in_one_line(fake_store, fake_bot_api, aiohttp_client,
+                                                                      caplog):
+    import json
+    import logging
+
+    from aiohttp import web
+
+    from bot import BotSettings, setup_bot
+    from bot.app import RUNTIME_KEY
+
+    api = fake_bot_api
+    app = web.Application()
+    settings = BotSettings(bot_token=api.token, telegram_api_url=api.url, public_url="https://karty.example",
+                           webhook_url="https://karty.example/telegram/webhook", webhook_secret="s3cret")
+    await setup_bot(app, fake_store, settings)
+    client = await aiohttp_client(app)
+    await api.wait_for(lambda: api.calls_of("setWebhook"))
+    runtime = app[RUNTIME_KEY]
+    headers = {"X-Telegram-Bot-Api-Secret-Token": "s3cret"}
+    bodies = [(b, "application/json") for b in JUNK_BODIES]
+    bodies += [(json.dumps(u).encode(), "application/json") for u in JUNK_UPDATES]
+    for body, ctype in bodies:
+        caplog.clear()
+        with caplog.at_level(logging.INFO):
+            answer = await client.post("/telegram/webhook", data=body, headers={**headers, "Content-Type": ctype})
+            await runtime.drain_updates()
+        assert answer.status in (200, 400), (body, answer.status)
+        if body in JUNK_BODIES:
+            assert answer.status == 400, body
+        mine = [r for r in caplog.records if r.levelno >= logging.WARNING]
+        assert len(mine) <= 1, (body, [r.getMessage() for r in mine])
+        assert not any(r.exc_info for r in caplog.records), (body, [r.getMessage() for r in caplog.records])
+    # and a real update still works afterwards
+    good = await client.post("/telegram/webhook", json=message_update("/help", user=tg_user(ANN, "Ann")),
+                             headers=headers)
+    assert good.status == 200
+    await api.wait_for(lambda: api.sent_messages(ANN))
+
+
+# -- 4. a closed or deleted forum topic ----------------------------------------------------------
+async def forum_table(store, rt, thread_id: int, game: str = "prsi"):
+    chat = tg_chat(GROUP, forum=True)
+    people = [tg_user(ANN + i, f"P{i}") for i in range(3)]
+    await rt.feed(message_update(f"/new {game}", user=people[0], chat=chat, thread_id=thread_id))
+    lobby = (await store.chat_lobbies(GROUP))[0]
+    for user in people[1:]:
+        await rt.feed(callback_update(f"lb:{lobby.id}:join", user=user, chat=chat, thread_id=thread_id))
+    await rt.feed(callback_update(f"lb:{lobby.id}:start", user=people[0], chat=chat, thread_id=thread_id))
+    return await store.get_table((await store.get_lobby(lobby.id)).table_id)
+
+
+def round_entry(table, n: int) -> dict:
+    seats = [s.seat for s in table.seats]
+    return {"kind": "round", "table": table.id, "chat_id": GROUP, "thread_id": 77, "game": "prsi",
+            "version": 10 * n, "round": n, "winner": seats[0], "names": {s: s for s in seats},
+            "round_points": {s: 0 for s in seats}, "points": {s: n for s in seats}}
+
+
+@pytest.mark.parametrize("how", ["closed", "deleted"])
+async def test_a_lost_topic_sends_the_table_to_the_general_thread_and_says_so(fake_store, bot_runtime,
+                                                                              fake_bot_api, how):
+    api = fake_bot_api
+    rt = await bot_runtime(fake_store)
+    table = await forum_table(fake_store, rt, 77)
+    await rt.notifier.poll()
+    assert [c.params.get("message_thread_id") for c in api.sent_messages(GROUP)] == [77, 77]  # lobby, start
+    (api.close_topic if how == "closed" else api.delete_topic)(GROUP, 77)
+    api.clear()
+    for n in (3, 4, 5):
+        await rt.notifier.handle(round_entry(table, n))
+    await rt.notifier.handle({**round_entry(table, 5), "kind": "end", "version": 99,
+                              "places": {s.seat: i + 1 for i, s in enumerate(table.seats)},
+                              "balances": {s.seat: 0 for s in table.seats}})
+    failed = api.calls_of("sendMessage", ok=False)
+    assert len(failed) == 1 and failed[0].params["message_thread_id"] == 77  # tried once, then remembered
+    sent = api.sent_messages(GROUP)
+    assert ["round 3/5" in sent[0].text, "round 4/5" in sent[1].text, "round 5/5" in sent[2].text,
+            "final table" in sent[3].text] == [True] * 4
+    assert all("message_thread_id" not in c.params for c in sent)
+    notes = [c for c in sent if "forum topic is closed or was deleted" in c.text]
+    assert notes == [sent[0]]  # where the table went: said once, with the first post that moved
+    # another process (a restart) remembers it too
+    rt2 = await bot_runtime(fake_store)
+    api.clear()
+    await rt2.notifier.handle(round_entry(table, 6))
+    assert api.calls_of("sendMessage", ok=False) == [] and "message_thread_id" not in api.sent_messages(GROUP)[0].params
+
+
+async def test_a_lobby_in_a_lost_topic_goes_to_the_general_thread_with_its_table(fake_store, bot_runtime,
+                                                                                 fake_bot_api):
+    api = fake_bot_api
+    rt = await bot_runtime(fake_store)
+    api.delete_topic(GROUP, 78)
+    table = await forum_table(fake_store, rt, 78)
+    await rt.notifier.poll()
+    sent = api.sent_messages(GROUP)
+    assert len(sent) == 2 and all("message_thread_id" not in c.params for c in sent)
+    assert "forum topic" in sent[0].text and "forum topic" not in sent[1].text
+    assert table.thread_id == 78
+    assert len(api.calls_of("sendMessage", ok=False)) == 1
+
+
+# -- 7. stale "your turn" messages -------------------------------------------------------------------
+BOB = 5101
+
+
+async def ann_to_move(store, n: int, seed0: int = 1):
+    """``n`` Prší tables of Ann and Bob (no turn timer) where it is Ann's turn."""
+    import engine
+    from store import LobbySettings, Seat
+
+    seats = [Seat(seat=f"u{ANN}", user_id=ANN, name="Ann"), Seat(seat=f"u{BOB}", user_id=BOB, name="Bob")]
+    tables = []
+    seed = seed0
+    while len(tables) < n:
+        table = await store.create_table(game="prsi", seats=seats, chat_id=GROUP, seed=seed,
+                                         settings=LobbySettings(players=2, turn_seconds=None))
+        seed += 1
+        for _ in range(5):
+            if f"u{ANN}" in engine.awaiting(table.state):
+                break
+            bob = engine.awaiting(table.state)[0]
+            table = (await store.apply(table.id, bob, engine.computer_action(table.state, bob))).table
+        if f"u{ANN}" in engine.awaiting(table.state):
+            tables.append(table)
+    return tables
+
+
+async def ann_moves(store, table):
+    import engine
+
+    table = await store.get_table(table.id)
+    legal = engine.legal_actions(table.state, f"u{ANN}")
+    action = next((a for a in legal if a["a"] in ("draw", "stand")), legal[0])
+    return (await store.apply(table.id, f"u{ANN}", action)).table
+
+
+def buttons(message: dict) -> list[dict]:
+    return [b for row in (message.get("reply_markup") or {}).get("inline_keyboard", []) for b in row]
+
+
+async def test_one_live_turn_message_lists_every_waiting_table_and_follows_them(fake_store, bot_runtime,
+                                                                                fake_bot_api):
+    api = fake_bot_api
+    rt = await bot_runtime(fake_store)
+    tables = await ann_to_move(fake_store, 3)
+    await rt.notifier.poll()
+    live = api.live_messages(ANN)
+    assert len(live) == 1, live  # one message, not one per turn
+    assert "3 tables" in live[0]["text"]
+    urls = [b["web_app"]["url"] for b in buttons(live[0])]
+    assert sorted(urls) == sorted(f"https://karty.example/?table={t.id}" for t in tables)
+    # Ann moves at the first table: it leaves the list, silently (an edit, no new message)
+    sent_before = len(api.sent_messages(ANN))
+    after = await ann_moves(fake_store, tables[0])
+    assert f"u{ANN}" not in __import__("engine").awaiting(after.state)
+    await rt.notifier.poll()
+    live = api.live_messages(ANN)
+    assert len(live) == 1 and len(api.sent_messages(ANN)) == sent_before
+    assert "2 tables" in live[0]["text"] and len(buttons(live[0])) == 2
+    assert tables[0].id not in str(live[0]["reply_markup"])
+    # the other two: once nothing waits, the message says so and offers nothing
+    for table in tables[1:]:
+        await ann_moves(fake_store, table)
+    await rt.notifier.poll()
+    live = api.live_messages(ANN)
+    assert len(live) == 1 and "Done" in live[0]["text"] and buttons(live[0]) == []
+
+
+async def test_a_turn_that_passes_while_the_message_waits_its_turn_is_not_sent(fake_store, bot_runtime,
+                                                                               fake_bot_api):
+    api = fake_bot_api
+    rt = await bot_runtime(fake_store)
+    (table,) = await ann_to_move(fake_store, 1)
+    # Telegram holds Ann's chat back (429, retry after 1 s); meanwhile Ann moves in the Mini App
+    api.fail(ANN, status=429, retry_after=1, times=1, methods={"sendMessage"})
+    import asyncio
+
+    polling = asyncio.create_task(rt.notifier.poll())
+    await api.wait_for(lambda: api.calls_of("sendMessage", chat_id=ANN, ok=False))
+    await ann_moves(fake_store, table)
+    await polling
+    await rt.notifier.poll()
+    assert [m for m in api.live_messages(ANN) if "Your turn" in m["text"]] == []
+    assert rt.sender.withdrawn == 1
