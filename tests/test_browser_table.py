@@ -323,3 +323,182 @@ async def test_random_fast_play_never_two_refused_taps_in_a_row(server, kstore, 
     pairs = ["".join(o[0] for o in outcomes[i : i + 2]) for i in range(len(outcomes) - 1)]
     assert "rr" not in pairs, outcomes
     assert page.karty_errors == []
+
+
+# --------------------------------------------------------------------------- callouts
+
+
+async def _toast_after(page, n: int, timeout: float = 15.0) -> str:
+    """The text of the first error toast shown after the first ``n`` seen."""
+    await page.wait_for_function(
+        "n => window.__seen.slice(n).some(([k]) => k.includes('error'))", arg=n, timeout=timeout * 1000
+    )
+    seen = await page.evaluate("window.__seen")
+    return next(text for kind, text in seen[n:] if "error" in kind)
+
+
+async def _tap_callout(page, text: str) -> str:
+    n = len(await page.evaluate("window.__seen"))
+    await page.get_by_role("button", name=text).tap()
+    return await _toast_after(page, n)
+
+
+def _drive(state, until, rng: random.Random, limit: int = 3000):
+    """Actions (seat, action) by :func:`_turn_policy` from ``state`` until ``until(state)``."""
+    actions = []
+    st = state
+    for _ in range(limit):
+        if until(st):
+            return actions, st
+        if st.over:
+            break
+        waiting = engine.awaiting(st)
+        seat = st.to_move or (waiting[0] if waiting else None)
+        action = _turn_policy(st, seat, rng)
+        st = engine.apply(st, seat, action).state
+        actions.append((seat, action))
+    raise AssertionError("never reached the wanted position")
+
+
+async def test_callout_refusals_say_what_happened(server, kstore, browser):
+    """A refused callout says why, from what the caller may know: the wrong phase, no
+    blunder to call, «ОДНА КАРТА!» while holding many cards, nobody owing a declaration,
+    and "too late" naming who called first when a call landed while the finger was down."""
+    alice, bob, carol = person("Alice"), person("Bob"), person("Carol")
+    table = await kstore.create_table(game="penki", seats=[alice, bob, carol], seed=8)
+    page = await open_table(browser, server, "Alice", table.id)
+    await page.wait_for_selector(".penki.phase1")
+    assert "phase 2" in await _tap_callout(page, "ОДНА КАРТА!")
+    assert "No blunder to call" in await _tap_callout(page, "ЗЕВОК!")
+
+    rng = random.Random(3)
+    st = (await kstore.get_table(table.id)).state
+    # Phase 2, nobody owing, Alice holding several cards.
+    actions, st = _drive(
+        st, lambda s: s.phase == 2 and not s.owes and s.penalty_to is None and len(s.hands[alice.seat]) >= 3, rng
+    )
+    for seat, action in actions:
+        await kstore.apply(table.id, seat, action)
+    await page.wait_for_function("v => window.__karty.state.shownVersion >= v", arg=st.version)
+    held = len(st.hands[alice.seat])
+    assert f"You hold {held} cards" in await _tap_callout(page, "ОДНА КАРТА!")
+    assert "Nobody owes a declaration" in await _tap_callout(page, "СКОЛЬКО КАРТ?")
+    assert "phase 1" in await _tap_callout(page, "ЗЕВОК!")
+
+    # Bob owes a declaration. Alice's finger is on «СКОЛЬКО КАРТ?» when Carol's ask lands:
+    # Alice's ask is refused as too late, naming Carol.
+    actions, st = _drive(st, lambda s: bob.seat in s.owes and s.penalty_to is None and len(s.hands[carol.seat]) > 0, rng)
+    for seat, action in actions:
+        await kstore.apply(table.id, seat, action)
+    await page.wait_for_function("v => window.__karty.state.shownVersion >= v", arg=st.version)
+    button = page.get_by_role("button", name="СКОЛЬКО КАРТ?")
+    box = await button.bounding_box()
+    n = len(await page.evaluate("window.__seen"))
+    await page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    await page.mouse.down()
+    await kstore.apply(table.id, carol.seat, {"a": "how_many"})
+    await page.wait_for_function("v => window.__karty.state.version > v", arg=st.version)
+    await page.mouse.up()
+    text = await _toast_after(page, n)
+    assert text == "Too late: Carol called «СКОЛЬКО КАРТ?» first", text
+    await screenshot(page, "penki-callout-too-late")
+    # Nothing the refusals said is more than the caller may see (S3): no owed seat is named.
+    seen = " ".join(t for _, t in await page.evaluate("window.__seen"))
+    assert "Bob" not in seen.replace("Too late: Carol", "")
+    assert page.karty_errors == []
+
+
+# --------------------------------------------------------------------------- wording
+
+
+async def test_wording_refusals_indices_faces_button(server, kstore, browser):
+    """Refusals in the player's words (no "Not allowed: that move is not allowed now"),
+    Czech indices Sp and Sv told apart, the faces button saying what it does."""
+    alice = person("Alice")
+    table = await kstore.create_table(game="prsi", seats=[alice, computer(1, "Karel")], seed=7)
+    page = await open_table(browser, server, "Alice", table.id, locale="cs-CZ")
+    await page.wait_for_selector(".hand .card")
+    texts = await page.evaluate(
+        """async () => {
+          const i18n = await import('./i18n.js');
+          const nameOf = (s) => s === 'u1' ? 'Bob' : s;
+          return [
+            i18n.reasonText('illegal', '8s must go to u1, the first fitting opponent', { faces: 'french', nameOf }),
+            i18n.reasonText('illegal', 'Qh follows neither the suit in play (s) nor the top card 9s (P5)', { faces: 'german' }),
+            i18n.reasonText('illegal', 'something new'),
+            i18n.reasonText('not_in_hand', 'Ah is not in your hand'),
+            i18n.indexLabel('Jh', 'german'), i18n.indexLabel('Qh', 'german'),
+          ];
+        }"""
+    )
+    assert texts[0] == "8♠ musí k hráči Bob: k prvnímu soupeři po směru, kam pasuje", texts
+    assert texts[1] == "svršek červené nesedí ani na barvu ve hře (zelené), ani na devítka zelené", texts
+    assert texts[2] == "Tento tah teď nejde" and texts[3] == "Tu kartu nemáte", texts
+    assert texts[4] == "Sp" and texts[5] == "Sv"
+    faces = page.locator(".faces-btn")
+    assert await faces.get_attribute("aria-label") == "Přepnout na francouzské karty"
+    await faces.click()
+    assert await page.locator(".faces-btn").get_attribute("aria-label") == "Přepnout na české karty"
+    assert page.karty_errors == []
+
+
+# --------------------------------------------------------------------------- after the match
+
+
+async def _play_out(kstore, table_id: str, until=lambda st: st.over, limit: int = 4000):
+    rng = random.Random(5)
+    for _ in range(limit):
+        st = (await kstore.get_table(table_id)).state
+        if until(st):
+            return st
+        waiting = engine.awaiting(st)
+        seat = st.to_move or (waiting[0] if waiting else None)
+        legal = engine.legal_actions(st, seat)
+        plays = [a for a in legal if a["a"] in ("play", "give", "move", "place")]
+        action = (plays or legal)[0] if st.game == "prsi" else _turn_policy(st, seat, rng)
+        if action.get("card", "").startswith("Q") and st.game == "prsi" and "suit" not in action:
+            action = {**action, "suit": action["card"][-1]}
+        await kstore.apply(table_id, seat, action)
+    raise AssertionError("the game did not finish")
+
+
+async def test_final_sheet_says_why_unrated(server, kstore, browser):
+    """A match with a computer ends with a balance; its final sheet says it is not rated
+    and why, so the empty leaderboard after it is no surprise."""
+    alice = person("Alice")
+    table = await kstore.create_table(game="prsi", seats=[alice, computer(1, "Karel")], seed=12)
+    await _play_out(kstore, table.id)
+    page = await open_table(browser, server, "Alice", table.id)
+    await page.wait_for_selector("#dialog[open][data-kind=final] .rated-note")
+    note = await page.locator("#dialog .rated-note").inner_text()
+    assert note.startswith("Not rated") and "computer" in note, note
+    await page.locator("#dialog").get_by_role("button", name="Leaderboard").click()
+    await page.wait_for_selector(".lb-body p.muted")
+    assert "computer" in await page.locator(".lb-body").inner_text()
+
+
+# --------------------------------------------------------------------------- my tables
+
+
+async def test_my_tables_tell_tables_apart(server, kstore, browser):
+    """Two Prší tables of Alice's: each line says the round, whose turn, the players and
+    the chat, so they differ."""
+    alice = person("Alice")
+    first = await kstore.create_table(game="prsi", seats=[alice, computer(1, "Karel")], chat_id=-1001, seed=21)
+    second = await kstore.create_table(game="prsi", seats=[alice, person("Bob")], chat_id=-1002, seed=22)
+    await _play_out(kstore, second.id, until=lambda st: st.round == 2)
+    page = await new_phone_page(browser, server.url)
+    await sign_in(page, "Alice")
+    links = page.locator(".my-tables .table-link")
+    await links.nth(1).wait_for()
+    texts = await links.all_inner_texts()
+    by_id = dict(zip(await links.evaluate_all("els => els.map(e => new URL(e.href).searchParams.get('table'))"), texts, strict=True))
+    one, two = by_id[first.id], by_id[second.id]
+    assert "Round 1/5" in one and "Karel (computer)" in one and "Group chat" in one, one
+    assert "Round 2/5" in two and "Bob" in two, two
+    st = (await kstore.get_table(second.id)).state
+    assert ("Your turn" in two) == (st.to_move == alice.seat), two
+    if st.to_move != alice.seat:
+        assert "Bob to move" in two
+    await screenshot(page, "my-tables")
+    assert page.karty_errors == []

@@ -262,6 +262,19 @@ async def test_chat_tables_and_my_tables(web_client, store, auth):
     assert none["tables"] == []
 
 
+async def test_my_tables_say_where_each_game_stands(web_client, store, auth):
+    """Issue 17 point 9: each listed table names the caller's seat, whose turn it is and
+    the round (Prší) or phase (Penki), so two tables of one game are told apart."""
+    client = await web_client()
+    seats = [Seat(seat=f"u{ANN}", user_id=ANN, name="Ann"), Seat(seat=f"u{BOB}", user_id=BOB, name="Bob")]
+    prsi = await store.create_table(game="prsi", seats=seats, chat_id=-100123, seed=3)
+    penki = await store.create_table(game="penki", seats=seats, chat_id=-100123, seed=4)
+    listed = {t["id"]: t for t in (await (await client.get("/api/tables", headers=auth(BOB))).json())["tables"]}
+    assert listed[prsi.id]["seat"] == f"u{BOB}" and listed[prsi.id]["round"] == 1 and listed[prsi.id]["rounds"] == 5
+    assert listed[prsi.id]["to_move"] == prsi.state.to_move
+    assert listed[penki.id]["phase"] == 1 and listed[penki.id]["to_move"] == penki.state.to_move
+
+
 async def test_leaderboard_and_rating(web_client, auth):
     client = await web_client()
     for chat in ("", "&chat_id=-1001"):

@@ -184,10 +184,26 @@ async def me(request: web.Request) -> web.Response:
 
 
 async def my_tables(request: web.Request) -> web.Response:
-    """``GET /api/tables`` → ``{tables: [summary…]}``: the caller's live tables, newest first."""
+    """``GET /api/tables`` → ``{tables: [summary…]}``: the caller's live tables, newest first.
+
+    Each summary also says where the game stands, so a list tells tables apart (all
+    public, S3): ``seat`` (the caller's), ``to_move``, ``round`` (Prší) or ``phase`` (Penki).
+    """
     who = await identify(request)
     tables = await request.app[STORE].user_tables(who.id)
-    return ok({"tables": [t.summary() for t in tables]})
+    return ok({"tables": [_listed(t, who.id) for t in tables]})
+
+
+def _listed(table: Any, user_id: int) -> dict[str, Any]:
+    state = table.state
+    return {
+        **table.summary(),
+        "seat": table.seat_of(user_id),
+        "to_move": getattr(state, "to_move", None),
+        "round": getattr(state, "round", None),
+        "rounds": getattr(state, "rounds", None) or getattr(engine.rules(table.game), "ROUNDS", None),
+        "phase": getattr(state, "phase", None),
+    }
 
 
 async def get_table(request: web.Request) -> web.Response:

@@ -122,19 +122,21 @@ const PIPS = {
 const INK = { h: "#c8202a", d: "#c8202a", c: "#1b1b1f", s: "#1b1b1f" };
 const GERMAN_INK = { h: "#c8202a", d: "#a86a00", c: "#6b4a1d", s: "#1f7a2e" };
 
-function corner(parent, label, suit, faces, color) {
+function corner(parent, label, suit, faces, color, pipAbove = false) {
   const g = el("g", {}, parent);
   const wide = label.length > 1;
-  const text = el("text", { x: 13, y: 23, "text-anchor": "middle", "font-size": wide ? 18 : 22, "font-weight": 700, fill: color, "font-family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif" }, g);
+  // A svršek (Ober) carries its suit sign above the index, as on its figure; a spodek below.
+  const text = el("text", { x: 13, y: pipAbove ? 42 : 23, "text-anchor": "middle", "font-size": wide ? 18 : 22, "font-weight": 700, fill: color, "font-family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif" }, g);
   text.textContent = label;
   if (wide) {
     text.setAttribute("textLength", "21");
     text.setAttribute("lengthAdjust", "spacingAndGlyphs");
   }
-  suitUse(g, faces, suit, 13, 36, 15);
+  const pipY = pipAbove ? 15 : 36;
+  suitUse(g, faces, suit, 13, pipY, 15);
   const g2 = el("g", { transform: `rotate(180 ${W / 2} ${H / 2})` }, parent);
   g2.appendChild(text.cloneNode(true));
-  suitUse(g2, faces, suit, 13, 36, 15);
+  suitUse(g2, faces, suit, 13, pipY, 15);
 }
 
 // A simple court figure: a crowned king, an Ober (svršek) with a plumed hat and
@@ -181,7 +183,7 @@ export function cardSvg(card, faces = "french") {
   const ink = faces === "german" ? GERMAN_INK[suit] : INK[suit];
   const svg = el("svg", { viewBox: `0 0 ${W} ${H}`, class: `card-svg suit-${suit}`, "aria-hidden": "true", focusable: "false" });
   el("rect", { x: 1.5, y: 1.5, width: W - 3, height: H - 3, rx: 9, fill: "url(#card-face)", stroke: "#b9ad90", "stroke-width": 2 }, svg);
-  corner(svg, indexLabel(card, faces), suit, faces, ink);
+  corner(svg, indexLabel(card, faces), suit, faces, ink, faces === "german" && rank === "Q");
   if (PIPS[rank]) {
     const size = faces === "german" ? 22 : 20;
     for (const [x, y, flip] of PIPS[rank]) suitUse(svg, faces, suit, x, y, size, !!flip);

@@ -2,13 +2,14 @@
 // named by ?table= or Telegram's start_param, and wires actions to the server.
 
 import { Api, TableSocket } from "./api.js";
-import { cardShort, language, reasonText, setLanguage, t } from "./i18n.js";
+import { callout as calloutName, cardShort, cardsText, language, reasonText, setLanguage, t } from "./i18n.js";
 import {
   banner,
   closeDialog,
   eventText,
   giveDialog,
   giveKey,
+  h,
   openDialog,
   penkiResult,
   prsiScoreTable,
@@ -348,10 +349,19 @@ function announce(events) {
   }
 }
 
+/** Whether the match counts for the leaderboard, and if not, why (S6: matches with computers are unrated). */
+function ratedNote() {
+  const table = state.table;
+  if (!table) return null;
+  const computers = (table.seats || state.seats || []).some((x) => x.computer);
+  const text = table.rated ? t("rated_note") : computers ? t("unrated_computers") : t("unrated");
+  return h("p", { class: `rated-note${table.rated ? " rated" : ""}` }, text);
+}
+
 function showFinal() {
   const v = state.view;
   if (!v) return;
-  const body = v.game === "prsi" ? prsiScoreTable() : penkiResult();
+  const body = h("div", {}, v.game === "prsi" ? prsiScoreTable() : penkiResult(), ratedNote());
   openDialog("final", v.game === "prsi" ? t("match_over") : t("game_over"), body, [
     { label: t("leaderboard"), onClick: () => (closeDialog(), showLeaderboard()) },
     { label: t("close"), primary: true, onClick: () => closeDialog() },
@@ -492,15 +502,65 @@ async function actOnce(action, basis, { isCallout = false } = {}) {
   }
 }
 
+/** The events in ``now.last`` that came after what ``before.last`` showed (both views' own records). */
+function eventsSince(before, now) {
+  const older = (before?.last || []).map((e) => JSON.stringify(e));
+  const newer = (now?.last || []).map((e) => JSON.stringify(e));
+  if (!older.length) return now?.last || [];
+  // The longest tail of the older record that the newer one starts with … somewhere.
+  for (let k = Math.min(older.length, newer.length); k > 0; k--) {
+    const tail = older.slice(-k).join("\n");
+    for (let i = newer.length - k; i >= 0; i--) {
+      if (newer.slice(i, i + k).join("\n") === tail) return (now.last || []).slice(i + k);
+    }
+  }
+  return now?.last || [];
+}
+
+/**
+ * Why a callout was refused, in words that tell the truth and reveal nothing S3 hides:
+ * someone else's call got there first (from the public moves since the tap), the wrong
+ * phase, or what the engine said (nobody owes a declaration, you hold more than one card…).
+ */
+function calloutRefusal(kind, e, basis) {
+  const v = state.view;
+  if (e.code === "game_over" || v?.over) return t("co_game_over");
+  const since = eventsSince(basis.view, v);
+  const callout = `«${calloutName(kind)}»`;
+  if (kind === "zevok") {
+    const first = since.find((ev) => ev.a === "zevok" && ev.seat !== state.seat);
+    if (first) return t("co_late", { name: nameOf(first.seat), callout });
+    if (v.phase !== 1) return t("co_phase", { callout, n: 1 });
+    if (/blunderer/.test(e.detail || "")) return t("co_zevok_self");
+    return t("co_zevok_none");
+  }
+  if (kind === "how_many") {
+    const first = since.find((ev) => ev.a === "how_many" && ev.seat !== state.seat);
+    if (first) return t("co_late", { name: nameOf(first.seat), callout });
+    if (v.phase !== 2) return t("co_phase", { callout, n: 2 });
+    return t("co_nobody_owes");
+  }
+  const caught = since.find((ev) => ev.a === "how_many" && (ev.caught || []).includes(state.seat));
+  if (caught) return t("co_late_caught", { name: nameOf(caught.seat) });
+  if (v.phase !== 2) return t("co_phase", { callout, n: 2 });
+  const n = (v.hand || []).length;
+  if (n > 1) return t("co_one_card_many", { cards: cardsText(n) });
+  if (n === 0) return t("co_one_card_empty");
+  if (v.players.find((p) => p.id === state.seat)?.declared) return t("co_one_card_done");
+  return t("co_one_card_closed");
+}
+
 async function actFailed(e, action, basis, { isCallout = false } = {}) {
   if (isCallout && (e.status === 422 || e.status === 409)) {
-    toast(t("too_late"), "error");
+    await resync();
+    toast(calloutRefusal(action.a, e, basis), "error");
     tg.notify("error");
   } else if (e.status === 409) {
     toast(t("stale"));
     await resync();
   } else if (e.status === 422) {
-    toast(t("rejected", { reason: reasonText(e.code, e.detail) }), "error");
+    const faces = state.view?.game === "prsi" ? state.faces : "french";
+    toast(reasonText(e.code, e.detail, { faces, nameOf }), "error");
     tg.notify("error");
     await resync();
   } else if (e.status === 429) {

@@ -247,7 +247,10 @@ function ticker(game) {
     const ev = item.event;
     const mine = ev.a === "give" && ev.seat === state.seat && state.given.get(item.version);
     const li = h("li", { class: i === 0 ? "newest" : "" }, eventText(mine ? { ...ev, card: mine } : ev, game));
-    if (item.by === "timer") li.appendChild(h("span", { class: "by-timer", title: t("by_timer") }, ` · ${t("by_timer")}`));
+    if (item.by === "timer") {
+      const text = ev.seat === state.seat ? t("by_timer_you") : t("by_timer");
+      li.appendChild(h("span", { class: "by-timer" }, ` · ${text}`));
+    }
     list.appendChild(li);
   });
   return list;
@@ -293,11 +296,13 @@ function topbar(handlers, title, sub) {
           {
             type: "button",
             class: "icon-btn faces-btn",
-            "aria-label": `${t("faces")}: ${state.faces === "german" ? t("faces_german") : t("faces_french")}`,
-            "aria-pressed": state.faces === "french" ? "true" : "false",
+            // What the button does: the pack it switches to, not the one shown.
+            "aria-label": state.faces === "german" ? t("faces_to_french") : t("faces_to_german"),
+            title: state.faces === "german" ? t("faces_to_french") : t("faces_to_german"),
             onclick: handlers.onToggleFaces,
           },
-          suitSvg(state.faces === "german" ? "c" : "c", state.faces, 24),
+          suitSvg(state.faces === "german" ? "h" : "h", state.faces === "german" ? "french" : "german", 18),
+          h("span", { class: "faces-swap", "aria-hidden": "true" }, "⇄"),
         )
       : null,
     h("button", { type: "button", class: "icon-btn", "aria-label": t("scores"), onclick: handlers.onScores }, icon("scores")),

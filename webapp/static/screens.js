@@ -58,6 +58,33 @@ export function renderSignin(root, onSubmit) {
   input.focus();
 }
 
+/**
+ * One line of "My tables": the game and where it stands (round or phase), whose turn
+ * (yours stands out), the players, the chat and when it started, so two tables of
+ * the same game are told apart at a glance.
+ */
+function tableListing(x) {
+  const seats = x.seats || [];
+  const nameOf = (id) => seats.find((s) => s.seat === id)?.name || "";
+  const stage = x.game === "prsi" && x.round ? t("round", { n: x.round, of: x.rounds || 5 }) : x.phase ? t(`phase${x.phase}`) : "";
+  const mine = x.seat && x.to_move === x.seat;
+  const turn = mine ? t("your_turn") : x.to_move ? t("turn_of", { name: nameOf(x.to_move) }) : "";
+  const players = seats.map((s) => (s.computer ? `${s.name} (${t("computer")})` : s.name)).join(", ");
+  let chat = x.chat_title || "";
+  if (!chat) chat = x.chat_id == null ? t("chat_local") : x.chat_id > 0 ? t("chat_private") : x.thread_id ? t("chat_topic") : t("chat_group");
+  let when = "";
+  try {
+    when = new Intl.DateTimeFormat(document.documentElement.lang || "en", { weekday: "short", hour: "2-digit", minute: "2-digit" }).format(new Date(x.created * 1000));
+  } catch {
+    when = "";
+  }
+  return [
+    h("span", { class: "tl-head" }, h("strong", {}, t(x.game)), stage ? h("span", { class: "tl-stage" }, stage) : null, turn ? h("span", { class: `tl-turn${mine ? " mine" : ""}` }, turn) : null),
+    h("span", { class: "tl-players" }, players),
+    h("span", { class: "tl-where muted small" }, when ? t("started_in", { chat, when }) : chat),
+  ];
+}
+
 export function renderLobby(root, { user, onNew, onOpen, onLeaderboard, onSignOut, tables = null }) {
   const counts = { prsi: [2, 3, 4, 5], penki: [2, 3, 4, 5, 6] };
   const section = (game, label) => {
@@ -102,7 +129,7 @@ export function renderLobby(root, { user, onNew, onOpen, onLeaderboard, onSignOu
                 onOpen(x.id);
               },
             },
-            `${t(x.game)} · ${(x.seats || []).map((s) => s.name).join(", ")}`,
+            ...tableListing(x),
           ),
         ),
       );
