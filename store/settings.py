@@ -7,7 +7,11 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class StoreSettings(BaseSettings):
-    """``REDIS_URL`` (default ``redis://127.0.0.1:6379/0``) and ``KARTY_PREFIX`` (key prefix, ``karty``)."""
+    """``REDIS_URL`` (default ``redis://127.0.0.1:6379/0``), ``KARTY_PREFIX`` (key prefix, ``karty``)
+    and the service's bounds on Redis: ``REDIS_POOL_SIZE`` connections per process (48),
+    ``REDIS_TIMEOUT`` s per read or write (2.0), ``REDIS_POOL_TIMEOUT`` s waiting for a
+    free connection (0.5); past a bound a call fails and the web app answers 503.
+    """
 
     model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
 
@@ -15,3 +19,10 @@ class StoreSettings(BaseSettings):
         "redis://127.0.0.1:6379/0", validation_alias=AliasChoices("REDIS_URL", "redis_url")
     )
     prefix: str = Field("karty", validation_alias=AliasChoices("KARTY_PREFIX", "prefix"))
+    pool_size: int = Field(48, ge=2, validation_alias=AliasChoices("REDIS_POOL_SIZE", "pool_size"))
+    timeout: float = Field(2.0, gt=0, validation_alias=AliasChoices("REDIS_TIMEOUT", "timeout"))
+    pool_timeout: float = Field(0.5, gt=0, validation_alias=AliasChoices("REDIS_POOL_TIMEOUT", "pool_timeout"))
+
+    def bounds(self) -> dict[str, float | int]:
+        """The keyword arguments of :meth:`store.Store.from_url` for these bounds."""
+        return {"pool_size": self.pool_size, "timeout": self.timeout, "pool_timeout": self.pool_timeout}

@@ -52,10 +52,11 @@ async def build(settings: WebSettings, bot_settings: object | None = None) -> we
         url = embedded.url
         log.warning("no Redis at %s: using an embedded fakeredis at %s (data is lost on exit)",
                     settings.redis_url, url)
-    prefix = StoreSettings().prefix  # KARTY_PREFIX
+    store_settings = StoreSettings()  # KARTY_PREFIX, REDIS_POOL_SIZE, REDIS_TIMEOUT, REDIS_POOL_TIMEOUT
+    prefix = store_settings.prefix
     if embedded is None:
         log.info("games are kept in the Redis at %s under the key prefix %r", _safe(url), prefix)
-    store = Store.from_url(url, prefix=prefix)
+    store = Store.from_url(url, prefix=prefix, **store_settings.bounds())
     app = create_app(settings, store)
 
     async def resources(app: web.Application) -> AsyncIterator[None]:
