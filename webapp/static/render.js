@@ -421,8 +421,13 @@ function prsiOpponents() {
         },
         h("div", { class: "opp-head" }, avatar(p.id), h("span", { class: "opp-name" }, nameOf(p.id))),
         fan(p.cards),
-        h("span", { class: "badge count" }, String(p.cards)),
-        v.points && v.points[p.id] !== undefined ? h("span", { class: "opp-points" }, t("pts", { n: v.points[p.id] })) : null,
+        // Points and the card count side by side under the fan: never one over the other.
+        h(
+          "div",
+          { class: "opp-foot" },
+          v.points && v.points[p.id] !== undefined ? h("span", { class: "opp-points" }, t("pts", { n: v.points[p.id] })) : null,
+          h("span", { class: "badge count" }, String(p.cards)),
+        ),
       ),
     ),
   );

@@ -1,0 +1,208 @@
+"""Every phone size, both games (issue 17 point 2): tables laid out in headless Chromium
+at sizes from 320×568 to a tablet, checked with :data:`layout_support.CHECK_LAYOUT`
+(nothing that matters off screen, cut off or under another element, by bounding boxes
+and by what a tap would hit), and screenshots in light and dark at 390 and 360 wide.
+
+The tables are seated with people only and driven through the store, so nothing moves
+while the page is measured. ``KARTY_DOCS_SCREENSHOTS=1`` also writes the screenshots
+to ``docs/screenshots/``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from browser_support import CHROMIUM, ROOT, SCREENSHOTS, Server, chromium
+from layout_support import CHECK_LAYOUT
+
+import engine
+
+pytest.importorskip("playwright.async_api")
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium at /usr/bin/chromium"),
+]
+
+SIZES = [(320, 568), (360, 640), (390, 844), (412, 915), (768, 1024)]
+DOCS = ROOT / "docs" / "screenshots"
+
+
+@pytest.fixture(scope="module")
+def embedded_redis():
+    from store.embedded import EmbeddedRedis
+
+    r = EmbeddedRedis().start()
+    yield r
+    r.stop()
+
+
+@pytest.fixture(scope="module")
+def server(embedded_redis, tmp_path_factory):
+    srv = Server(embedded_redis.url, log_path=tmp_path_factory.mktemp("layout") / "webapp.log").start()
+    yield srv
+    srv.stop()
+
+
+@pytest_asyncio.fixture
+async def kstore(embedded_redis):
+    from store import Store
+
+    st = Store.from_url(embedded_redis.url)
+    yield st
+    await st.close()
+
+
+@pytest_asyncio.fixture
+async def browser():
+    async with chromium() as b:
+        yield b
+
+
+def person(name: str):
+    from store import Seat
+    from webapp.auth import local_user_id
+
+    uid = local_user_id(name)
+    return Seat(seat=f"u{uid}", user_id=uid, name=name)
+
+
+NAMES = ["Alice", "Bohuslav", "Cyril", "Dana", "Evženie", "Filip"]
+
+
+def _policy(st, seat, rng):
+    legal = engine.legal_actions(st, seat)
+    if st.game == "penki":
+        if st.phase == 1:
+            return legal[0]
+        plays = [a for a in legal if a["a"] != "take"]
+        return rng.choice(plays) if plays and rng.random() < 0.8 else rng.choice(legal)
+    plays = [a for a in legal if a["a"] == "play"]
+    action = plays[0] if plays else legal[0]
+    if action["a"] == "play" and action["card"].startswith("Q") and "suit" not in action:
+        action = {**action, "suit": action["card"][-1]}
+    return action
+
+
+async def _table_at(kstore, game: str, n: int, until, seed: int = 1):
+    """A table of ``n`` people driven through the store until ``until(state)``."""
+    seats = [person(x) for x in NAMES[:n]]
+    for s in range(seed, seed + 40):
+        table = await kstore.create_table(game=game, seats=seats, seed=s)
+        rng = random.Random(s)
+        st = table.state
+        actions = []
+        for _ in range(3000):
+            if until(st, seats[0].seat):
+                break
+            if st.over:
+                st = None
+                break
+            waiting = engine.awaiting(st)
+            seat = st.to_move or (waiting[0] if waiting else None)
+            action = _policy(st, seat, rng)
+            st = engine.apply(st, seat, action).state
+            actions.append((seat, action))
+        else:
+            st = None
+        if st is None:
+            continue
+        for seat, action in actions:
+            await kstore.apply(table.id, seat, action)
+        return table
+    raise AssertionError("no deal reached the wanted position")
+
+
+def _alice_to_move(st, me):
+    return st.to_move == me and not st.over
+
+
+STATES = {
+    # Five at Prší after a round (opponents' points show), Alice to move.
+    "prsi-5": ("prsi", 5, lambda st, me: st.round == 2 and len(st.last) >= 3 and _alice_to_move(st, me)),
+    # Three at Prší, early in round 1.
+    "prsi-3": ("prsi", 3, lambda st, me: len(st.last) >= 3 and _alice_to_move(st, me)),
+    # Six at Penki, phase 1, Alice holding a drawn card.
+    "penki-6-phase1": ("penki", 6, lambda st, me: st.phase == 1 and st.drawn is not None and _alice_to_move(st, me) and st.version > 8),
+    # Two at Penki, phase 2: a hand of sixteen or more.
+    "penki-2-phase2": ("penki", 2, lambda st, me: st.phase == 2 and len(st.hands[me]) >= 16 and _alice_to_move(st, me)),
+    # Six at Penki, phase 2, a card on the table.
+    "penki-6-phase2": ("penki", 6, lambda st, me: st.phase == 2 and st.table and _alice_to_move(st, me) and st.penalty_to is None),
+}
+
+
+async def _page(browser, server, size, scheme="light", locale="en-US"):
+    ctx = await browser.new_context(
+        viewport={"width": size[0], "height": size[1]}, device_scale_factor=2, locale=locale,
+        has_touch=True, is_mobile=True, color_scheme=scheme, reduced_motion="reduce",
+    )
+    page = await ctx.new_page()
+    page.set_default_timeout(20000)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.karty_errors = errors  # type: ignore[attr-defined]
+    await page.goto(server.url)
+    await page.fill("#name", "Alice")
+    await page.click("button[type=submit]")
+    await page.wait_for_selector("#new-prsi")
+    return ctx, page
+
+
+async def _shot(page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    await page.screenshot(path=str(path))
+    if os.environ.get("KARTY_DOCS_SCREENSHOTS"):
+        DOCS.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, DOCS / path.name)
+
+
+@pytest.mark.parametrize("state", list(STATES))
+async def test_table_fits_every_size(server, kstore, browser, state):
+    game, n, until = STATES[state]
+    table = await _table_at(kstore, game, n, until)
+    problems: dict[str, list[str]] = {}
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for size in SIZES:
+        ctx, page = await _page(browser, server, size)
+        await page.goto(f"{server.url}?table={table.id}")
+        await page.wait_for_selector(".table-screen .me")
+        await page.wait_for_function("() => document.fonts.status === 'loaded'")
+        found = await page.evaluate(CHECK_LAYOUT)
+        (SCREENSHOTS / f"layout-{state}-{size[0]}x{size[1]}.txt").write_text("\n".join(found))
+        if found:
+            problems[f"{size[0]}x{size[1]}"] = found
+        await _shot(page, f"layout-{state}-{size[0]}x{size[1]}")
+        assert page.karty_errors == []
+        await ctx.close()
+    assert not problems, problems
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [390, 360])
+async def test_screenshots_both_games(server, kstore, browser, scheme, width):
+    """The screenshots of docs/screenshots: Prší and Penki (both phases), light and dark."""
+    height = {390: 844, 360: 640}[width]
+    for state, label in (("prsi-3", "prsi"), ("penki-6-phase1", "penki-phase1"), ("penki-6-phase2", "penki-phase2")):
+        game, n, until = STATES[state]
+        table = await _table_at(kstore, game, n, until)
+        ctx, page = await _page(browser, server, (width, height), scheme)
+        await page.goto(f"{server.url}?table={table.id}")
+        await page.wait_for_selector(".table-screen .me")
+        assert await page.evaluate(CHECK_LAYOUT) == []
+        await _shot(page, f"{label}-{width}-{scheme}")
+        await ctx.close()
+
+
+def test_docs_screenshots_present():
+    """The README's screenshots exist (refreshed by KARTY_DOCS_SCREENSHOTS=1)."""
+    names = {p.name for p in Path(DOCS).glob("*.png")}
+    for label in ("prsi", "penki-phase1", "penki-phase2"):
+        for width in (390, 360):
+            for scheme in ("light", "dark"):
+                assert f"{label}-{width}-{scheme}.png" in names
