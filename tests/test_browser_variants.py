@@ -168,6 +168,18 @@ async def test_pv5_jack_asks_for_a_rank_in_czech(server, kstore, browser):
     # The computer must now play an Ace, a Queen or a Jack, or draw; while the rank holds, it shows.
     if view["named_rank"]:
         assert "eso" in await page.locator(".pending.named-rank").inner_text()
+    refusals = await page.evaluate(
+        """async () => {
+          const i18n = await import('./i18n.js');
+          return [
+            i18n.reasonText('illegal', 'a Jack named A: play a A, a Queen or a Jack, or draw (PV5)', { faces: 'german' }),
+            i18n.reasonText('illegal', 'only a Queen may be the last card (PV3q): draw'),
+            i18n.reasonText('illegal', 'only the card just drawn (9h) may be played now, or pass (PV7)'),
+          ];
+        }"""
+    )
+    assert refusals == ["Spodek chce eso: zahrajte tu hodnotu, svrška nebo spodka, nebo lízněte",
+                        "Tohle nesmí být vaše poslední karta: lízněte", "Jen právě líznutá karta, nebo si ji nechte"]
     assert page.karty_errors == []
 
 

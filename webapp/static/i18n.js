@@ -225,6 +225,14 @@ const T = {
     group_play: "Play {n}",
     ev_back: "{name} is back in the game",
     ev_play_rank: "{name}: {card}, asks for {rank}",
+    unrated_variants: "Not rated: a table with variants is a friendly match.",
+    r_pv_no_stacking: "No stacking (PV1): draw",
+    r_pv_ks: "The king of leaves is on: answer with the 7 of leaves, or draw",
+    r_pv_last: "That may not be your last card: draw",
+    r_pv_extra: "Only the 7 of hearts, or let it end",
+    r_pv_drawn: "Only the card you just drew, or keep it",
+    r_pv_rank: "The Jack asked for {rank}: play one, a Queen or a Jack, or draw",
+    r_pv_group: "A group is of one rank",
   },
   cs: {
     app: "Karty",
@@ -442,6 +450,14 @@ const T = {
     group_play: "Zahrát {n}",
     ev_back: "{name} se vrací do hry",
     ev_play_rank: "{name}: {card}, chce {rank}",
+    unrated_variants: "Nehodnoceno: stůl s variantami je přátelská hra.",
+    r_pv_no_stacking: "Sedmy se nepřebíjejí: lízněte",
+    r_pv_ks: "Platí zelený král: dejte zelenou sedmu, nebo lízněte",
+    r_pv_last: "Tohle nesmí být vaše poslední karta: lízněte",
+    r_pv_extra: "Jen červená sedma, nebo nechte být",
+    r_pv_drawn: "Jen právě líznutá karta, nebo si ji nechte",
+    r_pv_rank: "Spodek chce {rank}: zahrajte tu hodnotu, svrška nebo spodka, nebo lízněte",
+    r_pv_group: "Naráz jen karty stejné hodnoty",
   },
   ru: {
     app: "Карты",
@@ -659,6 +675,14 @@ const T = {
     group_play: "Сыграть {n}",
     ev_back: "{name} возвращается в игру",
     ev_play_rank: "{name}: {card}, заказ: {rank}",
+    unrated_variants: "Не в рейтинге: стол с вариантами — дружеская партия.",
+    r_pv_no_stacking: "Семёрки не перебиваются: берите карты",
+    r_pv_ks: "Действует зелёный король: положите зелёную семёрку или возьмите карты",
+    r_pv_last: "Эта карта не может быть последней: возьмите карту",
+    r_pv_extra: "Только червовая семёрка — или пропустите",
+    r_pv_drawn: "Только что взятая карта — или оставьте её",
+    r_pv_rank: "Валет заказал {rank}: положите такую карту, даму или валета, или возьмите карту",
+    r_pv_group: "Вместе — только карты одного достоинства",
   },
 };
 
@@ -775,6 +799,15 @@ const REASON_PATTERNS = [
   [/belongs to phase 1/, "r_phase1"],
   [/belongs to phase 2/, "r_phase2"],
   [/^you owe no penalty card/, "r_no_give"],
+  // Prší table variants (engine/prsi_variants.py)
+  [/^no stacking \(PV1\)/, "r_pv_no_stacking"],
+  [/^the king of leaves is pending/, "r_pv_ks"],
+  [/^7s is pending/, "r_seven_pending"],
+  [/may be the last card \(PV3q?\)|may not be the last card \(PV3\)/, "r_pv_last"],
+  [/^the extra turn allows only 7h|^7h does not fit here/, "r_pv_extra"],
+  [/^only the card just drawn|^play the card just drawn/, "r_pv_drawn"],
+  [/^a Jack named (\S+):/, "r_pv_rank", ["rank"]],
+  [/^the cards of a group are of one rank/, "r_pv_group"],
 ];
 
 /**
@@ -789,7 +822,7 @@ export function reasonText(code, detail, { faces = "french", nameOf = (x) => x }
       const params = {};
       parts.forEach((part, i) => {
         const x = m[i + 1];
-        params[part] = part === "name" ? nameOf(x) : part === "suit" ? suitName(x, faces) : cardShort(x, faces);
+        params[part] = part === "name" ? nameOf(x) : part === "suit" ? suitName(x, faces) : part === "rank" ? rankName(x, faces) : cardShort(x, faces);
       });
       return t(key, params);
     }

@@ -355,7 +355,8 @@ function ratedNote() {
   const table = state.table;
   if (!table) return null;
   const computers = (table.seats || state.seats || []).some((x) => x.computer);
-  const text = table.rated ? t("rated_note") : computers ? t("unrated_computers") : t("unrated");
+  const variants = (table.settings?.variants || []).length > 0; // a friendly table (Prší variants)
+  const text = table.rated ? t("rated_note") : variants ? t("unrated_variants") : computers ? t("unrated_computers") : t("unrated");
   return h("p", { class: `rated-note${table.rated ? " rated" : ""}` }, text);
 }
 
