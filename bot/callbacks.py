@@ -1,7 +1,7 @@
 """Typed callback data of every inline button (``CallbackData``; never ``split(":")``).
 
 Packed forms stay far below Telegram's 64-byte limit: ``lb:<lobby>:<action>``,
-``new:<game>``, ``lang:<code>``.
+``lv:<lobby>:<variant>``, ``new:<game>``, ``lang:<code>``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ class LobbyAction(StrEnum):
     time = "time"  # cycle the turn time off → 30 → 60 → 120 → off
     players = "n"  # cycle the player count within the game's limits
     start = "start"
+    variants = "pv"  # Prší: show the table variants' switches (PV1–PV7) instead of the main buttons
+    back = "back"  # back from the variants' switches
 
 
 class LobbyCb(CallbackData, prefix="lb"):
@@ -27,6 +29,13 @@ class LobbyCb(CallbackData, prefix="lb"):
 
     lobby: str
     action: LobbyAction
+
+
+class VariantCb(CallbackData, prefix="lv"):
+    """A lobby's table-variant switch (RULES.md PV1–PV7, PV3q): turn ``variant`` on or off."""
+
+    lobby: str
+    variant: str
 
 
 class NewCb(CallbackData, prefix="new"):

@@ -15,7 +15,7 @@ from aiogram.utils.deep_linking import create_deep_link
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot import texts
-from bot.callbacks import LangCb, LobbyAction, LobbyCb, NewCb
+from bot.callbacks import LangCb, LobbyAction, LobbyCb, NewCb, VariantCb
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES
 from bot.settings import BotSettings
 
@@ -71,9 +71,40 @@ def next_players(game: str, current: int) -> int:
     return lo if current >= hi else current + 1
 
 
-async def lobby_keyboard(bot: Bot, settings: BotSettings, lobby: Any) -> InlineKeyboardMarkup:
-    """Join/Leave · Add computer/turn time/players · Start · Open (a ``?start=<lobby>``
-    link into the bot in groups, so players can enable private messages early)."""
+def toggle_variant(current: list[str], variant: str) -> list[str]:
+    """``current`` with ``variant`` switched; PV3 and PV3q exclude each other (PV3q is the tougher PV3)."""
+    on = set(current)
+    if variant in on:
+        on.discard(variant)
+    else:
+        on.add(variant)
+        on -= {"PV3q"} if variant == "PV3" else {"PV3"} if variant == "PV3q" else set()
+    from engine.prsi_variants import VARIANTS
+
+    return [v for v in VARIANTS if v in on]
+
+
+def variants_keyboard(lobby: Any) -> InlineKeyboardMarkup:
+    """The Prší lobby's variant switches, one a row (✅ on, ▫️ off), and Back."""
+    from engine.prsi_variants import VARIANTS
+
+    kb = InlineKeyboardBuilder()
+    on = set(lobby.settings.variants)
+    for v in VARIANTS:
+        mark = "✅" if v in on else "▫️"
+        kb.row(InlineKeyboardButton(text=f"{mark} {texts.variant_name(v)}",
+                                    callback_data=VariantCb(lobby=lobby.id, variant=v).pack()))
+    kb.row(InlineKeyboardButton(text=texts.lobby_button("back"),
+                                callback_data=LobbyCb(lobby=lobby.id, action=LobbyAction.back).pack()))
+    return kb.as_markup()
+
+
+async def lobby_keyboard(bot: Bot, settings: BotSettings, lobby: Any, *, menu: str | None = None) -> InlineKeyboardMarkup:
+    """Join/Leave · Add computer/turn time/players · Variants (Prší) · Start · Open (a
+    ``?start=<lobby>`` link into the bot in groups, so players can enable private
+    messages early). ``menu="variants"``: the variant switches instead (:func:`variants_keyboard`)."""
+    if menu == "variants" and lobby.game == "prsi":
+        return variants_keyboard(lobby)
     kb = InlineKeyboardBuilder()
 
     def cb(action: LobbyAction) -> str:
@@ -92,6 +123,9 @@ async def lobby_keyboard(bot: Bot, settings: BotSettings, lobby: Any) -> InlineK
             text=texts.lobby_button("n", players=lobby.settings.players), callback_data=cb(LobbyAction.players)
         ),
     )
+    if lobby.game == "prsi":
+        kb.row(InlineKeyboardButton(text=texts.variants_button(len(lobby.settings.variants)),
+                                    callback_data=cb(LobbyAction.variants)))
     kb.row(InlineKeyboardButton(text=texts.lobby_button("start"), callback_data=cb(LobbyAction.start)))
     if not is_private(lobby.chat_id):
         username = await bot_username(bot)

@@ -54,6 +54,7 @@ class LobbyMessages:
         self._last_touch: dict[str, float] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._notes: dict[int, set[str]] = {}
+        self.menus: dict[str, str] = {}  # lobby id → the button menu it shows ("variants"); main if absent
         self.edits = 0
 
     async def locale_of(self, lobby: Any) -> str:
@@ -81,7 +82,7 @@ class LobbyMessages:
         username = await keyboards.bot_username(self.bot)
         with locale_scope(self.i18n, locale):
             text = texts.lobby_text(lobby, unreachable=unreachable, bot_username=username)
-            markup = await keyboards.lobby_keyboard(self.bot, self.settings, lobby)
+            markup = await keyboards.lobby_keyboard(self.bot, self.settings, lobby, menu=self.menus.get(lobby.id))
         return text, markup
 
     async def post(self, lobby: Any) -> Message | None:
@@ -102,6 +103,14 @@ class LobbyMessages:
         """``user_id`` pressed Start: re-render the lobbies that showed a note about them."""
         for lobby_id in self._notes.pop(user_id, set()):
             self.touch(lobby_id)
+
+    def show_menu(self, lobby_id: str, menu: str | None) -> None:
+        """Show ``menu`` (``"variants"``) or the main buttons (``None``) in the lobby's message, edited now-ish."""
+        if menu is None:
+            self.menus.pop(lobby_id, None)
+        else:
+            self.menus[lobby_id] = menu
+        self.touch(lobby_id)
 
     def touch(self, lobby_id: str) -> None:
         """Schedule a (debounced) edit of ``lobby_id``'s message."""

@@ -323,17 +323,20 @@ class Notifier:
         game = entry.get("game", "")
         if entry.get("seats"):
             seats = [SimpleNamespace(**{"computer": False, "user_id": None, **s}) for s in entry["seats"]]
-            return SimpleNamespace(game=game, seats=seats, rated=entry.get("rated", True))
+            return SimpleNamespace(game=game, seats=seats, rated=entry.get("rated", True),
+                                   variants=entry.get("variants", []))
         table = await self.store.get_table(entry["table"])
         if table is not None:
-            return SimpleNamespace(game=table.game or game, seats=table.seats, rated=entry.get("rated", table.rated))
+            return SimpleNamespace(game=table.game or game, seats=table.seats, rated=entry.get("rated", table.rated),
+                                   variants=entry.get("variants", table.settings.variants))
         names = entry.get("names") or {}
         user_ids = entry.get("user_ids") or {}
         seats = [
             SimpleNamespace(seat=s, name=n, user_id=user_ids.get(s), computer=not user_ids.get(s))
             for s, n in names.items()
         ]
-        return SimpleNamespace(game=game, seats=seats, rated=entry.get("rated", True))
+        return SimpleNamespace(game=game, seats=seats, rated=entry.get("rated", True),
+                               variants=entry.get("variants", []))
 
     async def _points(self, table_id: str) -> dict[str, int]:
         """Prší match totals from the table's public view ({} for Penki or when gone)."""

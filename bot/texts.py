@@ -134,6 +134,36 @@ def error_text(code: str) -> str:
     return texts.get(code, _("Something went wrong, please try again."))
 
 
+# -- table variants (RULES.md PV1–PV7, PV3q) ---------------------------------------------------
+def variant_name(variant: str) -> str:
+    """The short name of a Prší table variant (``"PV1"`` → "No stacking")."""
+    names = {
+        "PV1": _("No stacking of sevens"),
+        "PV2": _("Seven of hearts brings back"),
+        "PV3": _("No finishing on a 7 or an Ace"),
+        "PV3q": _("Finish only on a Queen"),
+        "PV4": _("Quick Prší: groups of one rank"),
+        "PV5": _("Jack names a rank"),
+        "PV6": _("King of leaves: draw 4"),
+        "PV7": _("Draw and play"),
+    }
+    return names.get(variant, esc(variant))
+
+
+def variants_line(variants: Iterable[str]) -> str | None:
+    """"🎲 Variants: … (friendly, not rated)" for a table with variants, else ``None``."""
+    names = [variant_name(v) for v in variants]
+    if not names:
+        return None
+    return _("🎲 Variants: {names} (a friendly match, not rated)").format(names=", ".join(names))
+
+
+def variants_button(count: int) -> str:
+    if not count:
+        return _("🎲 Variants: none")
+    return ngettext("🎲 Variants: {n} on", "🎲 Variants: {n} on", count).format(n=count)
+
+
 # -- lobby ---------------------------------------------------------------------------------------
 def lobby_text(lobby: Any, *, unreachable: Iterable[Any] = (), bot_username: str | None = None) -> str:
     """The lobby message: game, seats (join order; free seats as «—»), settings, notes.
@@ -157,6 +187,9 @@ def lobby_text(lobby: Any, *, unreachable: Iterable[Any] = (), bot_username: str
         else:
             lines.append(f"{i + 1}. —")
     lines.append("")
+    variants = variants_line(getattr(lobby.settings, "variants", []))
+    if variants:
+        lines.append(variants)
     if any(getattr(s, "computer", False) for s in lobby.seats):
         lines.append(_("🤖 With computer players the match is not rated."))
     if len(lobby.seats) < total:
@@ -182,6 +215,9 @@ def started_text(lobby: Any, table: Any | None) -> str:
         "",
         _("Open the table with the button below."),
     ]
+    variants = variants_line(getattr(lobby.settings, "variants", []))
+    if variants:
+        lines.insert(3, variants)
     return "\n".join(lines)
 
 
@@ -191,6 +227,7 @@ def lobby_button(action: str, *, seconds: int | None = None, players: int | None
         "leave": _("🚪 Leave"),
         "cpu": _("🤖 Add computer"),
         "start": _("▶️ Start"),
+        "back": _("⬅️ Back"),
     }
     if action == "time":
         return _("⏱ {time}").format(time=turn_time(seconds))
@@ -206,12 +243,14 @@ def open_label() -> str:
 # -- notifications ---------------------------------------------------------------------------------
 def start_text(table: Any) -> str:
     names = ", ".join(seat_label(s) for s in table.seats)
-    return "\n".join(
-        [
-            _("🎴 <b>{game}</b>: the game begins!").format(game=game_name(table.game)),
-            _("Players: {names}").format(names=names),
-        ]
-    )
+    lines = [
+        _("🎴 <b>{game}</b>: the game begins!").format(game=game_name(table.game)),
+        _("Players: {names}").format(names=names),
+    ]
+    variants = variants_line(getattr(table, "variants", None) or [])
+    if variants:
+        lines.append(variants)
+    return "\n".join(lines)
 
 
 def turn_text(table: Any, seconds_left: int | None = None) -> str:
@@ -317,6 +356,8 @@ def end_text(table: Any, info: Mapping[str, Any]) -> str:
     if unplayed:  # P16 as amended: a seat whose person never made a move of their own
         tail.append(_("This match is not rated: {names} never made a move of their own.").format(
             names=", ".join(names.get(s, name(s)) for s in unplayed[:6])))
+    elif not getattr(table, "rated", True) and getattr(table, "variants", None):
+        tail.append(_("This match is not rated (a friendly table with variants)."))
     elif not getattr(table, "rated", True):
         tail.append(_("This match is not rated (computer players took part)."))
     return fit(lines[:1], lines[1:], tail)

@@ -47,10 +47,23 @@ class User(BaseModel):
 
 
 class LobbySettings(BaseModel):
-    """Players wanted (Prší 2–5, Penki 2–6; 3 by default) and the turn time (S4)."""
+    """Players wanted (Prší 2–5, Penki 2–6; 3 by default), the turn time (S4) and the
+    Prší table variants on (RULES.md PV1–PV7, PV3q; none by default, any combination;
+    a table with any is friendly, never rated)."""
 
     players: int = 3
     turn_seconds: int | None = 60
+    variants: list[str] = Field(default_factory=list)
+
+    @field_validator("variants")
+    @classmethod
+    def _variants(cls, v: list[str]) -> list[str]:
+        from engine.prsi_variants import VARIANTS
+
+        unknown = [x for x in v if x not in VARIANTS]
+        if unknown:
+            raise ValueError(f"unknown variants {unknown}: known are {', '.join(VARIANTS)}")
+        return [x for x in VARIANTS if x in v]  # the rulebook's order, each once
 
     @field_validator("turn_seconds")
     @classmethod
@@ -64,6 +77,8 @@ class LobbySettings(BaseModel):
         lo, hi = PLAYER_LIMITS[game]
         if not lo <= self.players <= hi:
             raise StoreError("invalid", f"{game} takes {lo}-{hi} players")
+        if self.variants and game != "prsi":
+            raise StoreError("invalid", "only Prší has table variants")
         return self
 
     @classmethod

@@ -45,10 +45,10 @@ class Outbox(StoreBase):
     async def outbox_read(self, consumer: str, count: int = 50, block_ms: int = 1000) -> list[tuple[str, dict]]:
         """Entries for the bot: ``[(id, {kind, table, chat_id, thread_id, ...}), ...]``.
 
-        Kinds: ``start`` (seats, game, lobby_id, rated), ``turn`` (seat, user_id, name,
+        Kinds: ``start`` (seats, game, lobby_id, rated, variants), ``turn`` (seat, user_id, name,
         deadline — once per turn, people only), ``round`` (round, round_points, points,
         winner, names), ``end`` (places, balances, names, user_ids by seat, rated, unplayed: the
-        people's seats that never made a move of their own, P16).
+        people's seats that never made a move of their own, P16; variants).
         A consumer group: each entry goes to one consumer; the first call of a
         consumer in this process returns its unacknowledged entries first (after a
         crash). Acknowledge each with :meth:`outbox_ack`. ``block_ms=0``: don't wait.

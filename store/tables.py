@@ -66,8 +66,9 @@ class Tables(StoreBase):
         """A new table: a seeded deal and a random (seeded) first dealer; TTL 48 h.
 
         ``seed`` defaults to a fresh random one. Rated (P16) only when no seat is a
-        computer. Raises ``StoreError("invalid")`` for an unknown game, a seat count
-        the game does not allow or repeated seat ids.
+        computer and no table variant is on (``settings.variants``). Raises
+        ``StoreError("invalid")`` for an unknown game, a seat count the game does not
+        allow, repeated seat ids or variants at a Penki table.
         """
         _, doc, new_turns = await self._draft_table(
             game=game, seats=seats, chat_id=chat_id, thread_id=thread_id, settings=settings,
@@ -90,7 +91,9 @@ class Tables(StoreBase):
         settings = (settings or LobbySettings.default(game)).model_copy(update={"players": len(players)})
         seed = secrets.randbits(63) if seed is None else int(seed)
         dealer = random.Random(seed).choice(players)
-        state = engine.new_game(game, players, dealer=dealer, seed=seed)
+        settings.check(game)
+        options = {"variants": settings.variants} if settings.variants else None  # PV1–PV7
+        state = engine.new_game(game, players, dealer=dealer, seed=seed, options=options)
         now = self.clock()
         fresh = [Seat(**s.model_dump(include={"seat", "user_id", "name", "computer"})) for s in seats]
         doc: dict[str, Any] = {
@@ -104,7 +107,8 @@ class Tables(StoreBase):
             "settings": settings.model_dump(),
             "seed": seed,
             "dealer": dealer,
-            "rated": all(not s.computer and s.user_id is not None for s in fresh),
+            # P16; a table with variants is friendly (RULES.md, Prší table variants)
+            "rated": all(not s.computer and s.user_id is not None for s in fresh) and not settings.variants,
             "created": now,
             "ts": now,
         }
@@ -140,6 +144,7 @@ class Tables(StoreBase):
                 "kind": "start", **self._where(doc), "lobby_id": doc["lobby_id"], "game": doc["game"],
                 "seats": [{k: s[k] for k in ("seat", "user_id", "name", "computer")} for s in doc["seats"]],
                 "rated": doc["rated"], "version": doc["version"],
+                "variants": doc["settings"].get("variants", []),
             }
             entries = [start, *self._turn_entries(doc, new_turns)]
         if scheduled:
@@ -322,6 +327,7 @@ class Tables(StoreBase):
                 "places": st.get("places"), "balances": st.get("balances"), "names": names,
                 "user_ids": {s["seat"]: s["user_id"] for s in doc["seats"]}, "rated": doc["rated"],
                 "unplayed": doc.get("unplayed") or [],
+                "variants": doc["settings"].get("variants", []),
             })
         return entries + self._turn_entries(doc, new_turns)
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 import math
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 import engine
 from engine.ratings import period_keys
@@ -38,6 +38,9 @@ class Action(BaseModel):
     card: str | None = Field(None, min_length=2, max_length=3, description="a card, e.g. 10h")
     suit: str | None = Field(None, min_length=1, max_length=1, description="h d c s (Prší queen)")
     to: str | None = Field(None, min_length=1, max_length=24, description="a seat id or a pile (Penki)")
+    cards: list[Annotated[str, StringConstraints(min_length=2, max_length=3)]] | None = Field(
+        None, min_length=1, max_length=8, description="Prší PV4: a group of one rank, in order (the last on top)")
+    rank: str | None = Field(None, min_length=1, max_length=2, description="7 8 9 10 J Q K A (Prší PV5 jack)")
 
     def as_engine(self) -> dict[str, Any]:
         """The dict the engine and store take (``None`` fields left out)."""

@@ -41,10 +41,11 @@ class LoginRequest(BaseModel):
 
 
 class LocalTableRequest(BaseModel):
-    """``POST /api/local/tables`` body: ``{game, players, turn_seconds?}``.
+    """``POST /api/local/tables`` body: ``{game, players, turn_seconds?, variants?}``.
 
     ``players`` counts you too (Prší 2–5, Penki 2–6); the others are computers.
     ``turn_seconds``: None (off, the default for local play), 30, 60 or 120.
+    ``variants``: Prší table variants (RULES.md PV1–PV7, PV3q), none by default.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -52,6 +53,7 @@ class LocalTableRequest(BaseModel):
     game: Literal["prsi", "penki"]
     players: int = Field(3, ge=2, le=6)
     turn_seconds: Literal[30, 60, 120] | None = None
+    variants: list[Literal["PV1", "PV2", "PV3", "PV3q", "PV4", "PV5", "PV6", "PV7"]] = Field(default_factory=list, max_length=8)
 
 
 def _require_local(request: web.Request) -> None:
@@ -94,7 +96,9 @@ async def create_table(request: web.Request) -> web.Response:
         Seat(seat=f"c{i}", user_id=None, name=f"🤖 {names[(i - 1) % len(names)]}", computer=True)
         for i in range(1, body.players)
     ]
-    settings = LobbySettings(players=body.players, turn_seconds=body.turn_seconds)
+    if body.variants and body.game != "prsi":
+        raise ApiError(400, "bad_request", "only Prší has table variants")
+    settings = LobbySettings(players=body.players, turn_seconds=body.turn_seconds, variants=body.variants)
     table = await request.app[STORE].create_table(game=body.game, seats=seats, settings=settings)
     return ok(table_payload(table, table.seat_of(who.id)), status=201)
 

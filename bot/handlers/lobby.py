@@ -20,7 +20,7 @@ from aiogram.types import CallbackQuery, Message
 from aiogram.utils.i18n import gettext as _
 
 from bot import keyboards, texts
-from bot.callbacks import LobbyAction, LobbyCb, NewCb
+from bot.callbacks import LobbyAction, LobbyCb, NewCb, VariantCb
 from bot.handlers.common import anonymous, answer, store_user, thread_of
 from bot.lobbies import LobbyMessages
 from bot.sender import Sender
@@ -143,6 +143,34 @@ def make_router() -> Router:
                 n = max(len(lobby.seats), n)
             await store.update_settings(lid, user.id, players=n)
             await answer(query, _("Players: {n}").format(n=n))
+        elif action in (LobbyAction.variants, LobbyAction.back):
+            lobby = await _lobby(store, lid)
+            if lobby.creator_id != user.id:
+                from store import StoreError
+
+                raise StoreError("not_creator")
+            await answer(query)
+            lobbies.show_menu(lid, "variants" if action is LobbyAction.variants else None)
+            return
+        lobbies.touch(lid)
+
+    @router.callback_query(VariantCb.filter())
+    async def on_variant(query: CallbackQuery, callback_data: VariantCb, store: Any, lobbies: LobbyMessages,
+                         user: Any = None) -> None:
+        """A table-variant switch (PV1–PV7, PV3q) of a Prší lobby; only its creator may (``not_creator``)."""
+        from engine.prsi_variants import VARIANTS
+        from store import StoreError
+
+        user = store_user(user, query.from_user)
+        lid = callback_data.lobby
+        lobby = await _lobby(store, lid)
+        if callback_data.variant not in VARIANTS:
+            raise StoreError("invalid", f"unknown variant {callback_data.variant!r}")
+        new = keyboards.toggle_variant(lobby.settings.variants, callback_data.variant)
+        lobby = await store.update_settings(lid, user.id, variants=new)
+        name = texts.variant_name(callback_data.variant)
+        on = callback_data.variant in lobby.settings.variants
+        await answer(query, (_("On: {variant}") if on else _("Off: {variant}")).format(variant=name))
         lobbies.touch(lid)
 
     return router

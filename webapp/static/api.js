@@ -68,9 +68,10 @@ export class Api {
     return this.get("/api/me");
   }
 
-  newLocalTable(game, players, turnSeconds = null) {
+  newLocalTable(game, players, turnSeconds = null, variants = []) {
     const body = { game, players };
     if (turnSeconds) body.turn_seconds = turnSeconds;
+    if (variants && variants.length) body.variants = variants; // Prší table variants (PV1–PV7, PV3q)
     return this.post("/api/local/tables", body);
   }
 

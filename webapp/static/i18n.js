@@ -195,6 +195,44 @@ const T = {
     chat_group: "Group chat",
     chat_topic: "Group topic",
     started_in: "{chat} · started {when}",
+    // Prší table variants (PV1–PV7, PV3q)
+    variants: "Variants",
+    variants_friendly: "friendly, not rated",
+    pv_PV1: "No stacking of sevens",
+    pv_PV2: "Seven of hearts brings back",
+    pv_PV3: "No finishing on a 7 or an Ace",
+    pv_PV3q: "Finish only on a Queen",
+    pv_PV4: "Quick Prší: groups of one rank",
+    pv_PV5: "Jack names a rank",
+    pv_PV6: "King of leaves: draw 4",
+    pv_PV7: "Draw and play",
+    pvh_PV1: "A 7 cannot be answered: the next player draws 2.",
+    pvh_PV2: "Who plays their last card can be brought back by the next player's 7 of hearts.",
+    pvh_PV3: "A 7 or an Ace may not be your last card.",
+    pvh_PV3q: "Only a Queen may be your last card.",
+    pvh_PV4: "Six cards each; play several cards of one rank at once.",
+    pvh_PV5: "A Jack goes on anything and names the rank to play next.",
+    pvh_PV6: "The king of leaves makes the next player draw 4; only the 7 of leaves answers it.",
+    pvh_PV7: "A drawn card that fits may be played at once.",
+    choose_rank: "Name the rank",
+    named_rank: "Jack asks for: {rank}",
+    extra_turn: "{name} went out: {to} may bring them back with the 7 of hearts",
+    extra_turn_mine: "{name} went out: play the 7 of hearts to bring them back, or let it end",
+    pv2_pass: "Let it end",
+    pv7_keep: "Keep it",
+    drawn_mine: "It fits: play the card you drew, or keep it",
+    drawn_other: "{name} may play the card just drawn",
+    group_play: "Play {n}",
+    ev_back: "{name} is back in the game",
+    ev_play_rank: "{name}: {card}, asks for {rank}",
+    unrated_variants: "Not rated: a table with variants is a friendly match.",
+    r_pv_no_stacking: "No stacking (PV1): draw",
+    r_pv_ks: "The king of leaves is on: answer with the 7 of leaves, or draw",
+    r_pv_last: "That may not be your last card: draw",
+    r_pv_extra: "Only the 7 of hearts, or let it end",
+    r_pv_drawn: "Only the card you just drew, or keep it",
+    r_pv_rank: "The Jack asked for {rank}: play one, a Queen or a Jack, or draw",
+    r_pv_group: "A group is of one rank",
   },
   cs: {
     app: "Karty",
@@ -382,6 +420,44 @@ const T = {
     chat_group: "Skupina",
     chat_topic: "Téma ve skupině",
     started_in: "{chat} · začátek {when}",
+    // Prší table variants (PV1–PV7, PV3q)
+    variants: "Varianty",
+    variants_friendly: "přátelská hra, nehodnotí se",
+    pv_PV1: "Sedmy se nepřebíjejí",
+    pv_PV2: "Červená sedma vrací do hry",
+    pv_PV3: "Nekončí se sedmou ani esem",
+    pv_PV3q: "Končí se jen svrškem",
+    pv_PV4: "Rychlé prší: více karet stejné hodnoty",
+    pv_PV5: "Spodek určuje hodnotu",
+    pv_PV6: "Zelený král: líznout 4",
+    pv_PV7: "Líznout a hned zahrát",
+    pvh_PV1: "Na sedmu se nedá přebít: další hráč si lízne 2.",
+    pvh_PV2: "Kdo zahraje poslední kartu, toho může další hráč vrátit do hry červenou sedmou.",
+    pvh_PV3: "Sedma ani eso nesmí být vaše poslední karta.",
+    pvh_PV3q: "Poslední kartou smí být jen svršek.",
+    pvh_PV4: "Každý dostane šest karet; více karet stejné hodnoty lze zahrát naráz.",
+    pvh_PV5: "Spodek jde na cokoli a určí hodnotu, kterou se hraje dál.",
+    pvh_PV6: "Po zeleném králi si další hráč lízne 4; přebít ho jde jen zelenou sedmou.",
+    pvh_PV7: "Líznutou kartu, která pasuje, lze hned zahrát.",
+    choose_rank: "Zvolte hodnotu",
+    named_rank: "Spodek chce: {rank}",
+    extra_turn: "{name} dohrál(a): {to} ho může vrátit červenou sedmou",
+    extra_turn_mine: "{name} dohrál(a): vraťte ho červenou sedmou, nebo nechte být",
+    pv2_pass: "Nechat být",
+    pv7_keep: "Nechat si",
+    drawn_mine: "Pasuje: zahrajte líznutou kartu, nebo si ji nechte",
+    drawn_other: "{name} smí zahrát právě líznutou kartu",
+    group_play: "Zahrát {n}",
+    ev_back: "{name} se vrací do hry",
+    ev_play_rank: "{name}: {card}, chce {rank}",
+    unrated_variants: "Nehodnoceno: stůl s variantami je přátelská hra.",
+    r_pv_no_stacking: "Sedmy se nepřebíjejí: lízněte",
+    r_pv_ks: "Platí zelený král: dejte zelenou sedmu, nebo lízněte",
+    r_pv_last: "Tohle nesmí být vaše poslední karta: lízněte",
+    r_pv_extra: "Jen červená sedma, nebo nechte být",
+    r_pv_drawn: "Jen právě líznutá karta, nebo si ji nechte",
+    r_pv_rank: "Spodek chce {rank}: zahrajte tu hodnotu, svrška nebo spodka, nebo lízněte",
+    r_pv_group: "Naráz jen karty stejné hodnoty",
   },
   ru: {
     app: "Карты",
@@ -569,6 +645,44 @@ const T = {
     chat_group: "Группа",
     chat_topic: "Тема группы",
     started_in: "{chat} · начало {when}",
+    // Prší table variants (PV1–PV7, PV3q)
+    variants: "Варианты",
+    variants_friendly: "дружеская партия, не в рейтинг",
+    pv_PV1: "Семёрки не перебиваются",
+    pv_PV2: "Червовая семёрка возвращает в игру",
+    pv_PV3: "Нельзя закончить на семёрке или тузе",
+    pv_PV3q: "Закончить можно только дамой",
+    pv_PV4: "Быстрое прши: несколько карт одного достоинства",
+    pv_PV5: "Валет заказывает достоинство",
+    pv_PV6: "Зелёный король: взять 4",
+    pv_PV7: "Взял — можно сразу сыграть",
+    pvh_PV1: "Семёрку нельзя перебить: следующий берёт 2.",
+    pvh_PV2: "Того, кто сыграл последнюю карту, следующий может вернуть червовой семёркой.",
+    pvh_PV3: "Семёрка или туз не могут быть последней картой.",
+    pvh_PV3q: "Последней картой может быть только дама (обер).",
+    pvh_PV4: "По шесть карт; можно сыграть сразу несколько карт одного достоинства.",
+    pvh_PV5: "Валет (унтер) кладётся на что угодно и заказывает достоинство следующей карты.",
+    pvh_PV6: "После зелёного короля следующий берёт 4; перебить его можно только зелёной семёркой.",
+    pvh_PV7: "Взятую карту, если она подходит, можно сразу сыграть.",
+    choose_rank: "Закажите достоинство",
+    named_rank: "Валет заказал: {rank}",
+    extra_turn: "{name} вышел(ла): {to} может вернуть его червовой семёркой",
+    extra_turn_mine: "{name} вышел(ла): верните его червовой семёркой или пропустите",
+    pv2_pass: "Пропустить",
+    pv7_keep: "Оставить",
+    drawn_mine: "Подходит: сыграйте взятую карту или оставьте её",
+    drawn_other: "{name} может сыграть только что взятую карту",
+    group_play: "Сыграть {n}",
+    ev_back: "{name} возвращается в игру",
+    ev_play_rank: "{name}: {card}, заказ: {rank}",
+    unrated_variants: "Не в рейтинге: стол с вариантами — дружеская партия.",
+    r_pv_no_stacking: "Семёрки не перебиваются: берите карты",
+    r_pv_ks: "Действует зелёный король: положите зелёную семёрку или возьмите карты",
+    r_pv_last: "Эта карта не может быть последней: возьмите карту",
+    r_pv_extra: "Только червовая семёрка — или пропустите",
+    r_pv_drawn: "Только что взятая карта — или оставьте её",
+    r_pv_rank: "Валет заказал {rank}: положите такую карту, даму или валета, или возьмите карту",
+    r_pv_group: "Вместе — только карты одного достоинства",
   },
 };
 
@@ -685,6 +799,15 @@ const REASON_PATTERNS = [
   [/belongs to phase 1/, "r_phase1"],
   [/belongs to phase 2/, "r_phase2"],
   [/^you owe no penalty card/, "r_no_give"],
+  // Prší table variants (engine/prsi_variants.py)
+  [/^no stacking \(PV1\)/, "r_pv_no_stacking"],
+  [/^the king of leaves is pending/, "r_pv_ks"],
+  [/^7s is pending/, "r_seven_pending"],
+  [/may be the last card \(PV3q?\)|may not be the last card \(PV3\)/, "r_pv_last"],
+  [/^the extra turn allows only 7h|^7h does not fit here/, "r_pv_extra"],
+  [/^only the card just drawn|^play the card just drawn/, "r_pv_drawn"],
+  [/^a Jack named (\S+):/, "r_pv_rank", ["rank"]],
+  [/^the cards of a group are of one rank/, "r_pv_group"],
 ];
 
 /**
@@ -699,7 +822,7 @@ export function reasonText(code, detail, { faces = "french", nameOf = (x) => x }
       const params = {};
       parts.forEach((part, i) => {
         const x = m[i + 1];
-        params[part] = part === "name" ? nameOf(x) : part === "suit" ? suitName(x, faces) : cardShort(x, faces);
+        params[part] = part === "name" ? nameOf(x) : part === "suit" ? suitName(x, faces) : part === "rank" ? rankName(x, faces) : cardShort(x, faces);
       });
       return t(key, params);
     }
@@ -740,6 +863,11 @@ export function cardName(card, faces) {
 export function cardShort(card, faces) {
   if (faces === "german") return cardName(card, faces);
   return `${indexLabel(card, faces)}${SUIT_SYMBOLS[suitOf(card)]}`;
+}
+
+/** A rank in words ("sedma", "queen"); a Jack's named rank (PV5). */
+export function rankName(rank, faces) {
+  return names(faces).ranks[rank] || rank;
 }
 
 export function suitName(suit, faces) {

@@ -24,6 +24,7 @@ import {
 import { renderLeaderboard, renderLoading, renderLobby, renderMessage, renderSignin } from "./screens.js";
 import { acceptVersion, legalOf, myTurn, nameOf, resetTable, saveFaces, state } from "./state.js";
 import { detectTelegram, localTelegram } from "./tg.js";
+import * as pv from "./variants.js";
 
 const INIT_KEY = "karty.init_data";
 const CHAT_KEY = "karty.chat";
@@ -192,9 +193,9 @@ window.addEventListener("popstate", () => {
   if (tg && screen !== "signin") route();
 });
 
-async function newTable(game, players, turnSeconds = null) {
+async function newTable(game, players, turnSeconds = null, variants = []) {
   try {
-    const { table } = await api.newLocalTable(game, players, turnSeconds);
+    const { table } = await api.newLocalTable(game, players, turnSeconds, variants);
     const id = typeof table === "string" ? table : table?.id;
     goTable(id);
   } catch (e) {
@@ -354,7 +355,8 @@ function ratedNote() {
   const table = state.table;
   if (!table) return null;
   const computers = (table.seats || state.seats || []).some((x) => x.computer);
-  const text = table.rated ? t("rated_note") : computers ? t("unrated_computers") : t("unrated");
+  const variants = (table.settings?.variants || []).length > 0; // a friendly table (Prší variants)
+  const text = table.rated ? t("rated_note") : variants ? t("unrated_variants") : computers ? t("unrated_computers") : t("unrated");
   return h("p", { class: `rated-note${table.rated ? " rated" : ""}` }, text);
 }
 
@@ -597,6 +599,7 @@ const handlers = {
   onPrsiPlay: (card) => {
     const v = state.view;
     tg.impact("light");
+    if (pv.tapCard(card, { act, redraw: draw })) return; // a table with variants (PV4 groups, PV5 Jacks)
     const isLast = (v.hand || []).length === 1;
     if (card.startsWith("Q") && !isLast) {
       suitChooser(card, (suit) => {
@@ -607,6 +610,14 @@ const handlers = {
       return;
     }
     act({ a: "play", card });
+  },
+  onPlayGroup: () => {
+    tg.impact("medium");
+    pv.playGroup(act);
+  },
+  onCancelGroup: () => {
+    tg.selection();
+    pv.cancelGroup(draw);
   },
   onSelect: (what) => {
     if (!myTurn()) return;

@@ -4,6 +4,7 @@
 import { backFigure, cardButton, cardFigure, suitSvg } from "./cards.js";
 import { callout, cardName, cardShort, cardsText, suitName, t } from "./i18n.js";
 import { isComputer, legal, legalOf, myTurn, nameOf, state } from "./state.js";
+import * as pv from "./variants.js";
 
 /** Create an element: h("button", {class: "x", onclick: fn}, "text", child…). */
 export function h(tag, attrs = {}, ...children) {
@@ -181,6 +182,8 @@ export function eventText(ev, game) {
   const faces = facesFor(game);
   const card = (c) => (c ? cardShort(c, faces) : "");
   const n = (s) => nameOf(s);
+  const variant = game === "prsi" ? pv.variantEventText(ev, { name: n, card }) : null; // PV2, PV4, PV5
+  if (variant) return variant;
   switch (ev.a) {
     case "play":
       if (game === "prsi" && ev.suit && ev.card?.startsWith("Q"))
@@ -402,7 +405,8 @@ function prsiCenter(handlers) {
   let pending = null;
   if (v.pending_draw) pending = h("div", { class: "pending draw", role: "status" }, t("pending_draw", { n: v.pending_draw }));
   else if (v.pending_skip) pending = h("div", { class: "pending skip", role: "status" }, t("pending_skip"));
-  return h("section", { class: "center felt-center" }, stock, discard, h("div", { class: "center-side" }, suitBox, pending));
+  if (v.named_rank) suitBox.classList.add("no-part"); // PV5: the Jack's own suit plays no part
+  return h("section", { class: "center felt-center" }, stock, discard, h("div", { class: "center-side" }, suitBox, pending, ...pv.variantNotes(v, nameOf)));
 }
 
 function prsiOpponents() {
@@ -437,11 +441,14 @@ function prsiHand(handlers) {
   const v = state.view;
   const hand = v.hand || [];
   const plays = legalOf("play");
-  const playable = new Set(plays.map((a) => a.card));
+  const playable = new Set(plays.map((a) => a.card ?? a.cards[0]));
   const faces = state.faces;
   return handRows(hand, (c) => {
-    const can = playable.has(c);
-    const b = cardButton(c, faces, `in-hand${can ? " playable" : ""}`);
+    const picked = pv.groupIndex(c); // PV4: the group being picked, in order
+    const can = playable.has(c) || picked > 0 || pv.canJoin(c);
+    const extra = `${picked ? " picked" : ""}${v.drawn === c ? " drawn-card" : ""}`;
+    const b = cardButton(c, faces, `in-hand${can ? " playable" : ""}${extra}`);
+    if (picked) b.dataset.pick = String(picked);
     b.setAttribute("aria-disabled", can ? "false" : "true");
     b.addEventListener("click", () => {
       if (!can) {
@@ -466,7 +473,16 @@ function prsiActions(handlers) {
   if (legalOf("stand").length)
     buttons.push(h("button", { type: "button", class: "btn action stand", onclick: () => handlers.onAction({ a: "stand" }) }, t("stand")));
   if (legalOf("pass").length)
-    buttons.push(h("button", { type: "button", class: "btn action pass", onclick: () => handlers.onAction({ a: "pass" }) }, t("pass")));
+    buttons.push(h("button", { type: "button", class: "btn action pass", onclick: () => handlers.onAction({ a: "pass" }) }, pv.passLabel(v)));
+  const group = pv.currentGroup(); // PV4: play or drop the group being picked
+  if (group.length) {
+    buttons.splice(
+      0,
+      buttons.length,
+      h("button", { type: "button", class: "btn action primary play-group", disabled: !pv.groupReady(), onclick: () => handlers.onPlayGroup() }, t("group_play", { n: group.length })),
+      h("button", { type: "button", class: "btn action cancel-group", onclick: () => handlers.onCancelGroup() }, t("cancel")),
+    );
+  }
   return h("div", { class: "actions" }, buttons);
 }
 
@@ -478,6 +494,7 @@ function renderPrsi(root, handlers) {
       "div",
       { class: `screen table-screen prsi${myTurn() ? " my-turn" : ""}${v.players.length > 4 ? " many" : ""}` },
       topbar(handlers, t("prsi"), t("round", { n: v.round, of: v.rounds || 5 })),
+      pv.variantChips(v),
       prsiOpponents(),
       prsiCenter(handlers),
       ticker("prsi"),

@@ -4,6 +4,7 @@
 import { suitSvg } from "./cards.js";
 import { periodLabel, t } from "./i18n.js";
 import { h, icon } from "./render.js";
+import { variantSwitches } from "./variants.js";
 
 export function renderLoading(root, text = t("loading")) {
   root.replaceChildren(h("div", { class: "screen center-screen" }, h("div", { class: "spinner", "aria-hidden": "true" }), h("p", { role: "status" }, text)));
@@ -87,6 +88,7 @@ function tableListing(x) {
 
 export function renderLobby(root, { user, onNew, onOpen, onLeaderboard, onSignOut, tables = null }) {
   const counts = { prsi: [2, 3, 4, 5], penki: [2, 3, 4, 5, 6] };
+  const switches = variantSwitches(); // Prší table variants
   const section = (game, label) => {
     const select = h(
       "select",
@@ -100,7 +102,7 @@ export function renderLobby(root, { user, onNew, onOpen, onLeaderboard, onSignOu
       select,
       h(
         "button",
-        { type: "button", class: "btn primary", id: `new-${game}`, onclick: () => onNew(game, Number(select.value), timer.value ? Number(timer.value) : null) },
+        { type: "button", class: "btn primary", id: `new-${game}`, onclick: () => onNew(game, Number(select.value), timer.value ? Number(timer.value) : null, game === "prsi" ? switches.value() : []) },
         label,
       ),
     );
@@ -143,6 +145,7 @@ export function renderLobby(root, { user, onNew, onOpen, onLeaderboard, onSignOu
       onNew ? h("h1", {}, t("lobby_title")) : null,
       user ? h("p", { class: "muted" }, user.name) : null,
       onNew ? section("prsi", t("new_prsi")) : h("p", { class: "message" }, t("no_table")),
+      onNew ? switches.node : null,
       onNew ? section("penki", t("new_penki")) : null,
       onNew ? h("div", { class: "lobby-game timer-row" }, h("label", { for: "turn-timer" }, t("turn_timer")), timer) : null,
       myTables,

@@ -1,0 +1,55 @@
+"""Prší table variants through the HTTP API (local play): a table made with variants, the
+PV4 ``cards`` and PV5 ``rank`` fields accepted as shapes and judged by the engine."""
+
+from __future__ import annotations
+
+import socket
+
+from webapp.__main__ import build
+from webapp.settings import WebSettings
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def test_local_table_with_variants_and_group_actions(aiohttp_client):
+    settings = WebSettings(redis_url=f"redis://127.0.0.1:{closed_port()}/0", local_play=True, bot_token=None,
+                           run_worker=False)
+    client = await aiohttp_client(await build(settings))
+    login = await (await client.post("/api/local/login", json={"name": "Tester"})).json()
+    headers = {"Authorization": f"tma {login['init_data']}"}
+    bad = await client.post("/api/local/tables", json={"game": "penki", "players": 3, "variants": ["PV1"]},
+                            headers=headers)
+    assert bad.status == 400
+    bad = await client.post("/api/local/tables", json={"game": "prsi", "players": 3, "variants": ["PV8"]},
+                            headers=headers)
+    assert bad.status == 400
+    resp = await client.post("/api/local/tables", json={"game": "prsi", "players": 2, "variants": ["PV5", "PV4"]},
+                             headers=headers)
+    assert resp.status == 201, await resp.text()
+    made = await resp.json()
+    table_id = made["table"]["id"]
+    assert made["table"]["settings"]["variants"] == ["PV4", "PV5"] and made["table"]["rated"] is False
+    view = made["view"]
+    assert view["variants"] == ["PV4", "PV5"] and len(view["hand"]) == 6
+    url = f"/api/tables/{table_id}/actions"
+    # A malformed group is a 400 of the API; a well-formed one is for the engine to judge.
+    assert (await client.post(url, json={"action": {"a": "play", "cards": "9h"}}, headers=headers)).status == 400
+    assert (await client.post(url, json={"action": {"a": "play", "cards": []}}, headers=headers)).status == 400
+    not_held = [c for c in ("7h", "8h", "9h", "10h", "Jh", "Qh", "Kh", "Ah") if c not in view["hand"]][:2]
+    resp = await client.post(url, json={"action": {"a": "play", "cards": not_held}}, headers=headers)
+    assert resp.status == 422 and (await resp.json())["error"] in ("not_in_hand", "not_your_turn")
+    if view["to_move"] == made["seat"]:
+        jack = next((a for a in view["legal"] if a.get("card", "").startswith("J") and "rank" in a), None)
+        action = jack or next((a for a in view["legal"] if "cards" in a), view["legal"][0])
+        resp = await client.post(url, json={"action": action, "version": made["version"]}, headers=headers)
+        assert resp.status == 200, await resp.text()
+        events = (await resp.json())["events"]
+        assert events[0]["a"] == action["a"]
+        if "cards" in action:
+            assert events[0]["cards"] == action["cards"]
+        if jack:
+            assert events[0]["rank"] == jack["rank"]
