@@ -17,10 +17,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import memory, playouts, store_latency
+from benchmarks import memory, playouts, service, store_latency
 
 PLAYERS = ["a", "b", "c"]
-SECTIONS = ("engine", "penki", "play_out", "store", "memory")
+SECTIONS = ("engine", "penki", "play_out", "store", "memory", "service")
 
 
 def _guard(fn, *args, **kwargs) -> dict[str, Any]:
@@ -45,7 +45,7 @@ async def _store(url: str, actions: int) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    budget = args.seconds
+    budget = args.seconds if args.seconds is not None else 3.0
     out: dict[str, Any] = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "python": platform.python_version(),
@@ -79,6 +79,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if "memory" in only:
         out["memory"] = {game: _guard(memory.measure, game, PLAYERS, args.live_states)
                          for game in ("prsi", "penki")}
+    if "service" in only:
+        service_seconds = getattr(args, "service_seconds", None) or (
+            args.seconds if args.seconds is not None else service.SECONDS)
+        out["service"] = _guard(
+            service.measure, redis_url=args.service_redis_url, tables=tuple(args.tables),
+            processes=tuple(args.processes),
+            seconds=service_seconds, warmup=min(service.WARMUP, service_seconds),
+            overload=not args.no_overload, memory=not args.no_table_memory)
     return out
 
 
@@ -132,6 +140,12 @@ def table(results: dict[str, Any]) -> str:
         add("memory", f"{game} state", data,
             ("dump_bytes_after_0", "dump_bytes_after_20", "dump_bytes_after_60",
              "live_bytes", "peak_bytes", "bytes_per_state"))
+    if "service" in results:
+        data = results["service"]
+        if "skipped" in data or "error" in data:
+            rows.append(("service", "service benchmark", data.get("skipped") or data.get("error")))
+        else:
+            rows += service.summary_rows(data)
     w0 = max(len("section"), *(len(r[0]) for r in rows))
     w1 = max(len("measure"), *(len(r[1]) for r in rows))
     lines = [f"{'section':<{w0}}  {'measure':<{w1}}  figures", f"{'-' * w0}  {'-' * w1}  {'-' * 40}"]
@@ -141,16 +155,33 @@ def table(results: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("--seconds", type=float, default=3.0, help="time budget per speed measure (default 3)")
-    parser.add_argument("--quick", action="store_true", help="short budgets (0.5 s, 100 store actions, 200 states)")
+    parser.add_argument("--seconds", type=float, default=None,
+                        help="time budget per speed measure (default 3) and per measured service run (default 10)")
+    parser.add_argument("--quick", action="store_true",
+                        help="short budgets (0.5 s, 100 store actions, 200 states; service: 3 s, 30 tables, 1 and 2 processes)")
     parser.add_argument("--only", nargs="+", choices=SECTIONS, help="run only these sections")
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
     parser.add_argument("--store-actions", type=int, default=store_latency.ACTIONS)
     parser.add_argument("--live-states", type=int, default=memory.LIVE_STATES)
+    parser.add_argument("--tables", type=int, nargs="+", default=list(service.TABLES),
+                        help="service: table counts (default %(default)s)")
+    parser.add_argument("--processes", type=int, nargs="+", default=list(service.PROCESSES),
+                        help="service: process counts (default %(default)s)")
+    parser.add_argument("--service-redis-url", default=None,
+                        help="service: use this Redis (default: a private redis-server on a free loopback port "
+                             "when installed, so INFO counts only this run; else REDIS_URL)")
+    parser.add_argument("--no-overload", action="store_true", help="service: skip the overload runs")
+    parser.add_argument("--no-table-memory", action="store_true",
+                        help="service: skip playing tables to the end for Redis bytes per table")
     parser.add_argument("--out", default="test-output/bench.json", help="results JSON (default %(default)s)")
     args = parser.parse_args(argv)
     if args.quick:
         args.seconds, args.store_actions, args.live_states = 0.5, 100, 200
+        args.service_seconds = 3.0
+        if args.tables == list(service.TABLES):
+            args.tables = [30]
+        if args.processes == list(service.PROCESSES):
+            args.processes = [1, 2]
     results = run(args)
     print(table(results))
     out = Path(args.out)
