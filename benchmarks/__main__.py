@@ -188,6 +188,11 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"\nwritten {out}")
+    svc = results.get("service")
+    if isinstance(svc, dict) and "runs" in svc:
+        md = out.with_name(out.stem + "-service.md")
+        md.write_text(service.markdown(svc, results["when"], results["machine"]), encoding="utf-8")
+        print(f"written {md} (the service figures as BENCHMARKS.md's tables)")
     if "engine" in results and not results["engine"]["ok"]:
         eng = results["engine"]
         why = (f"Prší is {eng['ratio']}× UNO, below the {eng['target']}× target" if eng["ratio"] is not None

@@ -1050,3 +1050,36 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
                      f"{m['bytes_median']} B median of {m['finished']}/{m['of']}, {m.get('moves_median')} moves "
                      f"({m.get('bytes_per_move')} B/move; {m['by_key_median']})"))
     return rows
+
+
+def markdown(results: dict[str, Any], when: str = "", machine: str = "") -> str:
+    """The figures as the Markdown tables of BENCHMARKS.md (written beside bench.json)."""
+    floors = {f["processes"]: f for f in results.get("floor", [])}
+    lines = [f"Run {when} on {machine}; {results.get('redis')}; load average {results.get('load_before')} "
+             f"before, {results.get('load_after')} after.", "",
+             "| processes | tables | moves/s | % of raw CAS | p50 / p95 / p99 ms | p99 ÷ raw CAS p99 "
+             "| server CPU ms/move | Redis round trips/move | rejected | undelivered |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results.get("runs", []) + results.get("overload", []):
+        f = floors.get(r["processes"], {})
+        pct = f"{100 * r['moves_per_s'] / f['cas_per_s']:.1f}%" if f.get("cas_per_s") and r["moves_per_s"] else "–"
+        ratio = f"{r['p99_ms'] / f['p99_ms']:.0f}×" if f.get("p99_ms") and r.get("p99_ms") else "–"
+        tables = f"{r['tables']} (overload: paced {r['pace_per_s']}/s)" if "pace_per_s" in r else str(r["tables"])
+        rej = sum((r.get("rejected") or {}).values())
+        lines.append(f"| {r['processes']} | {tables} | {r['moves_per_s']} | {pct} | {r['p50_ms']} / {r['p95_ms']} / "
+                     f"{r['p99_ms']} | {ratio} | {r['server_cpu_ms_per_move']} | {r['redis_round_trips_per_move']} "
+                     f"| {rej} | {r['undelivered']} |")
+    lines += ["", "| raw CAS client processes | keys | CAS/s | p50 ms | p99 ms |", "|---|---|---|---|---|"]
+    for f in results.get("floor", []):
+        lines.append(f"| {f['processes']} | {f['keys']} | {f['cas_per_s']} | {f['p50_ms']} | {f['p99_ms']} |")
+    mem = results.get("memory") or {}
+    if mem:
+        lines += ["", "| finished table | Redis bytes (median) | moves | by key |", "|---|---|---|---|"]
+        for game, m in mem.items():
+            lines.append(f"| {game} | {m['bytes_median']} | {m.get('moves_median')} | {m['by_key_median']} |")
+    starts = results.get("start", [])
+    if starts:
+        lines += ["", "| processes | ready after (wall s) | CPU s until ready |", "|---|---|---|"]
+        for s in starts:
+            lines.append(f"| {s['processes']} | {s['ready_wall_s']} | {s['ready_cpu_s']} |")
+    return "\n".join(lines) + "\n"
