@@ -65,6 +65,7 @@ TABLES = (30, 100, 300)
 PROCESSES = (1, 2, 4)
 SECONDS = 10.0
 WARMUP = 3.0
+IDLE = 2.0  # s with every socket open and nobody moving, before each run (the background rate)
 READY_TIMEOUT = 240.0  # s for a service process to answer /healthz (today's start is slow on a busy box)
 CONNECT_TIMEOUT = 180.0  # s for every seat's socket to get its first state
 DRAIN = 30.0  # s at most after the window for in-flight moves to reach every socket
@@ -602,6 +603,7 @@ class LoadRun:
         self._replacements: set[asyncio.Task] = set()
         self._memory_tasks: set[asyncio.Task] = set()
         self.table_bytes: list[dict[str, int]] = []
+        self.idle: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
 
     def init_data(self, user_id: int, name: str) -> str:
         return self.bench.init_data(user_id, name)
@@ -659,6 +661,11 @@ class LoadRun:
         await asyncio.gather(*(opened(i) for i in range(self.tables)))
         connect_s = time.perf_counter() - t_setup
         unconnected = sum(1 for c in self.clients for s in c.seats if s.view is None)
+        # Idle: every socket open, nobody moving (the background a move's figures include).
+        idle0 = await self.bench.sample(self.services)
+        await asyncio.sleep(IDLE)
+        idle1 = await self.bench.sample(self.services)
+        self.idle = (idle0, idle1)
         start = time.perf_counter() + self.warmup
         self.stats.window = (start, start + self.seconds)
         self.go.set()
@@ -695,6 +702,10 @@ class LoadRun:
         calls = {k: v for k, v in sorted(calls.items(), key=lambda kv: -kv[1]) if v > 0}
         ms = [x * 1000 for x in st.latencies]
         per_move = (lambda x: round(x / moves, 3)) if moves else (lambda x: None)
+        i0, i1 = self.idle
+        idle_s = i1["t"] - i0["t"]
+        idle_reads_per_s = (i1["redis"]["reads"] - i0["redis"]["reads"] - (i1["own_sends"] - i0["own_sends"])) / idle_s
+        idle_cpu_share = (i1["cpu"] - i0["cpu"]) / idle_s
         out: dict[str, Any] = {
             "processes": len(self.services),
             "tables": self.tables,
@@ -709,6 +720,11 @@ class LoadRun:
             "server_cpu_share": round(cpu / seconds, 2) if seconds else None,  # cores busy
             "loadgen_cpu_ms_per_move": per_move((after["self_cpu"] - before["self_cpu"]) * 1000),
             "redis_round_trips_per_move": per_move(reads),
+            # The same less what the processes do idle (worker ticks, polls) over as long a time.
+            "redis_round_trips_per_move_net": per_move(max(0.0, reads - idle_reads_per_s * seconds)),
+            "server_cpu_ms_per_move_net": per_move(max(0.0, cpu - idle_cpu_share * seconds) * 1000),
+            "idle_round_trips_per_s": round(idle_reads_per_s, 1),
+            "idle_cpu_share": round(idle_cpu_share, 3),
             "redis_commands_per_move": per_move(commands),
             "redis_cpu_ms_per_move": per_move((after["redis"]["cpu"] - before["redis"]["cpu"]) * 1000),
             "redis_calls_per_move": {k: per_move(v) for k, v in list(calls.items())[:8]} if moves else {},
@@ -1058,7 +1074,7 @@ def markdown(results: dict[str, Any], when: str = "", machine: str = "") -> str:
     lines = [f"Run {when} on {machine}; {results.get('redis')}; load average {results.get('load_before')} "
              f"before, {results.get('load_after')} after.", "",
              "| processes | tables | moves/s | % of raw CAS | p50 / p95 / p99 ms | p99 ÷ raw CAS p99 "
-             "| server CPU ms/move | Redis round trips/move | rejected | undelivered |",
+             "| server CPU ms/move (net of idle) | Redis round trips/move (net of idle) | rejected | undelivered |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results.get("runs", []) + results.get("overload", []):
         f = floors.get(r["processes"], {})
@@ -1067,7 +1083,8 @@ def markdown(results: dict[str, Any], when: str = "", machine: str = "") -> str:
         tables = f"{r['tables']} (overload: paced {r['pace_per_s']}/s)" if "pace_per_s" in r else str(r["tables"])
         rej = sum((r.get("rejected") or {}).values())
         lines.append(f"| {r['processes']} | {tables} | {r['moves_per_s']} | {pct} | {r['p50_ms']} / {r['p95_ms']} / "
-                     f"{r['p99_ms']} | {ratio} | {r['server_cpu_ms_per_move']} | {r['redis_round_trips_per_move']} "
+                     f"{r['p99_ms']} | {ratio} | {r['server_cpu_ms_per_move']} ({r.get('server_cpu_ms_per_move_net')}) "
+                     f"| {r['redis_round_trips_per_move']} ({r.get('redis_round_trips_per_move_net')}) "
                      f"| {rej} | {r['undelivered']} |")
     lines += ["", "| raw CAS client processes | keys | CAS/s | p50 ms | p99 ms |", "|---|---|---|---|---|"]
     for f in results.get("floor", []):
