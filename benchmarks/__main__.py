@@ -1,7 +1,8 @@
 """``python -m benchmarks`` (``make bench``): print a table, write test-output/bench.json.
 
-Exits 1 when Prší's random playouts are slower than 2× RLCard's UNO (the target)
-or when that comparison could not be made; ``--quick`` shortens every budget.
+Exits 1 when Prší's random playouts are slower than 3× RLCard's UNO or Penki's than
+2.5× (actions per CPU second, alternating rounds of one run), or when that
+comparison could not be made; ``--quick`` shortens every budget.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import memory, playouts, store_latency
+from benchmarks import memory, playouts, service, store_latency
 
 PLAYERS = ["a", "b", "c"]
-SECTIONS = ("engine", "penki", "play_out", "store", "memory")
+SECTIONS = ("engine", "penki", "play_out", "store", "memory", "service")
 
 
 def _guard(fn, *args, **kwargs) -> dict[str, Any]:
@@ -45,7 +46,7 @@ async def _store(url: str, actions: int) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    budget = args.seconds
+    budget = args.seconds if args.seconds is not None else 3.0
     out: dict[str, Any] = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "python": platform.python_version(),
@@ -53,22 +54,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "players": len(PLAYERS),
     }
     only = set(args.only or SECTIONS)
-    if "engine" in only:
-        # Alternating rounds, twice the usual budget per side: this is the pass/fail figure.
-        compared = _guard(playouts.compare, _guard_factory(playouts.engine_random_playout, "prsi", PLAYERS),
-                          _guard_factory(playouts.uno_random_playout, len(PLAYERS)), 2 * budget)
+    if "engine" in only or "penki" in only:
+        # Alternating rounds (Prší, Penki, UNO), twice the usual budget per side: the pass/fail figures.
+        prsi_play = _guard_factory(playouts.engine_random_playout, "prsi", PLAYERS)
+        penki_play = _guard_factory(playouts.engine_random_playout, "penki", PLAYERS)
+        uno_play = _guard_factory(playouts.uno_random_playout, len(PLAYERS))
+        compared = _guard(playouts.compare_many, [prsi_play, penki_play, uno_play], 2 * budget)
         if isinstance(compared, tuple):
-            prsi, uno, ratio = compared
-        else:  # one side missing: time the other alone, for the record
-            prsi = _guard(playouts.timed, _guard_factory(playouts.engine_random_playout, "prsi", PLAYERS), budget)
-            uno = _guard(playouts.timed, _guard_factory(playouts.uno_random_playout, len(PLAYERS)), budget)
-            ratio = None
+            (prsi, penki, uno), (ratio, penki_ratio) = compared
+        else:  # one side missing: time the others alone, for the record
+            prsi, penki, uno = (_guard(playouts.timed, p, budget) for p in (prsi_play, penki_play, uno_play))
+            ratio = penki_ratio = None
         out["engine"] = {"prsi_random": prsi, "uno_random": uno, "ratio": ratio,
                          "target": playouts.PRSI_VS_UNO_TARGET,
                          "ok": ratio is not None and ratio >= playouts.PRSI_VS_UNO_TARGET}
-    if "penki" in only:
-        out["penki"] = {"penki_random": _guard(
-            playouts.timed, _guard_factory(playouts.engine_random_playout, "penki", PLAYERS), budget)}
+        out["penki"] = {"penki_random": penki, "ratio": penki_ratio, "target": playouts.PENKI_VS_UNO_TARGET,
+                        "ok": penki_ratio is not None and penki_ratio >= playouts.PENKI_VS_UNO_TARGET}
     if "play_out" in only:
         out["play_out"] = {
             game: _guard(playouts.timed, _guard_factory(playouts.computer_play_out, game, PLAYERS), budget)
@@ -79,6 +80,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if "memory" in only:
         out["memory"] = {game: _guard(memory.measure, game, PLAYERS, args.live_states)
                          for game in ("prsi", "penki")}
+    if "service" in only:
+        service_seconds = getattr(args, "service_seconds", None) or (
+            args.seconds if args.seconds is not None else service.SECONDS)
+        out["service"] = _guard(
+            service.measure, redis_url=args.service_redis_url, tables=tuple(args.tables),
+            processes=tuple(args.processes),
+            seconds=service_seconds, warmup=min(service.WARMUP, service_seconds),
+            overload=not args.no_overload, memory=not args.no_table_memory)
     return out
 
 
@@ -122,7 +131,12 @@ def table(results: dict[str, Any]) -> str:
             f"{eng['ratio']}× ({'meets' if eng['ok'] else 'MISSES'} target ≥ {eng['target']}×)")
         rows.append(("engine", "Prší / UNO actions/s (median of rounds)", verdict))
     if "penki" in results:
-        add("engine", "Penki random, 3 players", results["penki"]["penki_random"], speed)
+        pen = results["penki"]
+        add("engine", "Penki random, 3 players", pen["penki_random"], speed)
+        if "ratio" in pen:
+            verdict = "n/a" if pen["ratio"] is None else (
+                f"{pen['ratio']}× ({'meets' if pen['ok'] else 'MISSES'} target ≥ {pen['target']}×)")
+            rows.append(("engine", "Penki / UNO actions/s (median of rounds)", verdict))
     for game, data in results.get("play_out", {}).items():
         add("play_out", f"{game} computer vs computer", data, speed)
     if "store" in results:
@@ -132,6 +146,12 @@ def table(results: dict[str, Any]) -> str:
         add("memory", f"{game} state", data,
             ("dump_bytes_after_0", "dump_bytes_after_20", "dump_bytes_after_60",
              "live_bytes", "peak_bytes", "bytes_per_state"))
+    if "service" in results:
+        data = results["service"]
+        if "skipped" in data or "error" in data:
+            rows.append(("service", "service benchmark", data.get("skipped") or data.get("error")))
+        else:
+            rows += service.summary_rows(data)
     w0 = max(len("section"), *(len(r[0]) for r in rows))
     w1 = max(len("measure"), *(len(r[1]) for r in rows))
     lines = [f"{'section':<{w0}}  {'measure':<{w1}}  figures", f"{'-' * w0}  {'-' * w1}  {'-' * 40}"]
@@ -141,29 +161,54 @@ def table(results: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("--seconds", type=float, default=3.0, help="time budget per speed measure (default 3)")
-    parser.add_argument("--quick", action="store_true", help="short budgets (0.5 s, 100 store actions, 200 states)")
+    parser.add_argument("--seconds", type=float, default=None,
+                        help="time budget per speed measure (default 3) and per measured service run (default 10)")
+    parser.add_argument("--quick", action="store_true",
+                        help="short budgets (0.5 s, 100 store actions, 200 states; service: 3 s, 30 tables, 1 and 2 processes)")
     parser.add_argument("--only", nargs="+", choices=SECTIONS, help="run only these sections")
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
     parser.add_argument("--store-actions", type=int, default=store_latency.ACTIONS)
     parser.add_argument("--live-states", type=int, default=memory.LIVE_STATES)
+    parser.add_argument("--tables", type=int, nargs="+", default=list(service.TABLES),
+                        help="service: table counts (default %(default)s)")
+    parser.add_argument("--processes", type=int, nargs="+", default=list(service.PROCESSES),
+                        help="service: process counts (default %(default)s)")
+    parser.add_argument("--service-redis-url", default=None,
+                        help="service: use this Redis (default: a private redis-server on a free loopback port "
+                             "when installed, so INFO counts only this run; else REDIS_URL)")
+    parser.add_argument("--no-overload", action="store_true", help="service: skip the overload runs")
+    parser.add_argument("--no-table-memory", action="store_true",
+                        help="service: skip playing tables to the end for Redis bytes per table")
     parser.add_argument("--out", default="test-output/bench.json", help="results JSON (default %(default)s)")
     args = parser.parse_args(argv)
     if args.quick:
         args.seconds, args.store_actions, args.live_states = 0.5, 100, 200
+        args.service_seconds = 3.0
+        if args.tables == list(service.TABLES):
+            args.tables = [30]
+        if args.processes == list(service.PROCESSES):
+            args.processes = [1, 2]
     results = run(args)
     print(table(results))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"\nwritten {out}")
-    if "engine" in results and not results["engine"]["ok"]:
-        eng = results["engine"]
-        why = (f"Prší is {eng['ratio']}× UNO, below the {eng['target']}× target" if eng["ratio"] is not None
-               else "the Prší/UNO comparison could not run (pip install -e '.[bench]'; engine landed?)")
+    svc = results.get("service")
+    if isinstance(svc, dict) and "runs" in svc:
+        md = out.with_name(out.stem + "-service.md")
+        md.write_text(service.markdown(svc, results["when"], results["machine"]), encoding="utf-8")
+        print(f"written {md} (the service figures as BENCHMARKS.md's tables)")
+    failed = False
+    for key, game in (("engine", "Prší"), ("penki", "Penki")):
+        eng = results.get(key)
+        if eng is None or eng.get("ok"):
+            continue
+        why = (f"{game} is {eng['ratio']}× UNO, below the {eng['target']}× target" if eng["ratio"] is not None
+               else f"the {game}/UNO comparison could not run (pip install -e '.[bench]'; engine landed?)")
         print(f"FAIL: {why}", file=sys.stderr)
-        return 1
-    return 0
+        failed = True
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
-"""Random legal playouts, actions/s: Prší and Penki beside RLCard's UNO.
+"""Random legal playouts, actions per CPU second: Prší and Penki beside RLCard's UNO.
 
-Each measure plays whole games from consecutive seeds until its time budget is
-spent, choosing uniformly with a seeded ``random.Random`` among the legal actions
-of the seat the game waits for. UNO is RLCard's pure-Python ``UnoGame``
-(``init_game``, ``get_legal_actions``, ``step``), the reference the Prší engine
-must beat by :data:`PRSI_VS_UNO_TARGET`.
+Each measure plays whole games from consecutive seeds until its budget of this
+process's CPU time (``time.process_time``: other work on the shared machine does
+not count) is spent, choosing uniformly with a seeded ``random.Random`` among the
+legal actions of the seat the game waits for. UNO is RLCard's pure-Python
+``UnoGame`` (``init_game``, ``get_legal_actions``, ``step``), the reference the Prší
+engine must beat by :data:`PRSI_VS_UNO_TARGET` and Penki by
+:data:`PENKI_VS_UNO_TARGET`, in alternating rounds of one run (:func:`compare`).
 """
 
 from __future__ import annotations
@@ -14,27 +16,28 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-PRSI_VS_UNO_TARGET = 2.0
+PRSI_VS_UNO_TARGET = 3.0
+PENKI_VS_UNO_TARGET = 2.5
 MAX_ACTIONS = 20_000  # a random game longer than this is cut off (and counted)
 
 
 def timed(play: Callable[[int], tuple[int, bool]], budget_s: float, min_games: int = 3,
           first_seed: int = 1) -> dict[str, Any]:
-    """Run ``play(seed)`` for seeds ``first_seed``, +1, … until ``budget_s`` has passed (≥ ``min_games``).
+    """Run ``play(seed)`` for seeds ``first_seed``, +1, … until ``budget_s`` CPU seconds are spent (≥ ``min_games``).
 
-    ``play`` returns ``(actions, finished)``. Returns games, actions, seconds,
-    actions_per_s, matches_per_s and how many games hit :data:`MAX_ACTIONS`.
+    ``play`` returns ``(actions, finished)``. Returns games, actions, seconds (CPU),
+    actions_per_s, matches_per_s (per CPU second) and how many games hit :data:`MAX_ACTIONS`.
     """
     games = actions = cut = 0
     seed = first_seed - 1
-    start = time.perf_counter()
+    start = time.process_time()
     while True:
         seed += 1
         n, finished = play(seed)
         games += 1
         actions += n
         cut += not finished
-        elapsed = time.perf_counter() - start
+        elapsed = time.process_time() - start
         if elapsed >= budget_s and games >= min_games:
             break
     return {
@@ -56,18 +59,30 @@ def compare(play_a: Callable[[int], tuple[int, bool]], play_b: Callable[[int], t
     the per-round ratios is steadier than the ratio of two separate runs. ``a`` and
     ``b`` are :func:`timed`-style totals plus ``best_actions_per_s`` and ``rounds``.
     """
-    parts_a: list[dict[str, Any]] = []
-    parts_b: list[dict[str, Any]] = []
-    seed_a = seed_b = 1
+    (a, b), (ratio,) = compare_many([play_a, play_b], budget_s, rounds)
+    return a, b, ratio
+
+
+def compare_many(plays: list[Callable[[int], tuple[int, bool]]], budget_s: float,
+                 rounds: int = 5) -> tuple[list[dict[str, Any]], list[float]]:
+    """Time every ``plays[k]`` in turn, round after round; the last is the reference.
+
+    Returns each one's :func:`timed`-style totals and, for each but the last, the
+    median over rounds of its actions/s divided by the reference's in the same round.
+    """
+    parts: list[list[dict[str, Any]]] = [[] for _ in plays]
+    seeds = [1] * len(plays)
     for _ in range(rounds):
-        ra = timed(play_a, budget_s / rounds, min_games=1, first_seed=seed_a)
-        rb = timed(play_b, budget_s / rounds, min_games=1, first_seed=seed_b)
-        seed_a += ra["games"]
-        seed_b += rb["games"]
-        parts_a.append(ra)
-        parts_b.append(rb)
-    ratios = sorted(ra["actions_per_s"] / rb["actions_per_s"] for ra, rb in zip(parts_a, parts_b, strict=True))
-    return _total(parts_a), _total(parts_b), round(ratios[len(ratios) // 2], 2)
+        for k, play in enumerate(plays):
+            r = timed(play, budget_s / rounds, min_games=1, first_seed=seeds[k])
+            seeds[k] += r["games"]
+            parts[k].append(r)
+    ref = parts[-1]
+    medians = []
+    for mine in parts[:-1]:
+        ratios = sorted(m["actions_per_s"] / r["actions_per_s"] for m, r in zip(mine, ref, strict=True))
+        medians.append(round(ratios[len(ratios) // 2], 2))
+    return [_total(p) for p in parts], medians
 
 
 def _total(parts: list[dict[str, Any]]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from aiogram.client.telegram import TelegramAPIServer
 from aiogram.types import Update
 from aiohttp import web
 
-from bot import texts
+from bot import boot, texts
 from bot.handlers import routers
 from bot.handlers.lobby import Prober
 from bot.i18n import DEFAULT, LANGUAGES, LanguagePrefs, UserLocaleMiddleware, locale_scope, make_i18n
@@ -174,7 +174,27 @@ class BotRuntime:
         await self.bot.session.close()
 
 
-RUNTIME_KEY: web.AppKey[BotRuntime] = web.AppKey("karty_bot", BotRuntime)
+RUNTIME_KEY = boot.RUNTIME_KEY  # defined without aiogram, so the web app finds the bot without importing it
+
+
+def webhook_handler(runtime: BotRuntime) -> WebhookHandler:
+    """The webhook endpoint of ``runtime`` (its secret, its ``accept_update``)."""
+    return WebhookHandler(runtime.bot, runtime.settings.secret_token(), runtime.accept_update)
+
+
+async def start_runtime(runtime: BotRuntime) -> None:
+    """Start what ``runtime`` runs: the command menu, then ``setWebhook`` (with ``WEBHOOK_URL``)
+    or long polling, then the notifier. :meth:`BotRuntime.stop` undoes it."""
+    await runtime.set_commands()
+    if runtime.settings.webhook_url:  # (start_polling emits startup and shutdown itself)
+        await runtime.dp.emit_startup(bot=runtime.bot)
+        try:
+            await runtime.set_webhook()
+        except Exception:
+            log.exception("setWebhook failed (updates will not arrive until it succeeds)")
+    else:
+        runtime.start_polling()
+    runtime.start_notifier()
 
 
 async def setup_bot(app: web.Application, store: Any, settings: BotSettings) -> None:
@@ -192,20 +212,10 @@ async def setup_bot(app: web.Application, store: Any, settings: BotSettings) -> 
     runtime = BotRuntime(store, settings)
     app[RUNTIME_KEY] = runtime
     if settings.webhook_url:
-        WebhookHandler(runtime.bot, settings.secret_token(), runtime.accept_update).register(
-            app, settings.webhook_path)
+        webhook_handler(runtime).register(app, settings.webhook_path)
 
     async def bot_ctx(_app: web.Application) -> AsyncIterator[None]:
-        await runtime.set_commands()
-        if settings.webhook_url:  # (start_polling emits startup and shutdown itself)
-            await runtime.dp.emit_startup(bot=runtime.bot)
-            try:
-                await runtime.set_webhook()
-            except Exception:
-                log.exception("setWebhook failed (updates will not arrive until it succeeds)")
-        else:
-            runtime.start_polling()
-        runtime.start_notifier()
+        await start_runtime(runtime)
         yield
         await runtime.stop()
 

@@ -36,9 +36,11 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import engine
+from engine.actions import Action
 from engine.cards import PENKI_PACK, RANK_INDEX, SUITS
 from engine.errors import Rejected
 from engine.ratings import penki_balances
@@ -82,6 +84,12 @@ def _display_key(card: str) -> tuple[int, int]:
     return _DISPLAY_SUIT[_SUIT[card]], _RANK[card]
 
 
+# The display order as one int per card: ``sorted(hand, key=_ORDER.__getitem__)`` sorts
+# without a Python-level key function.
+_ORDER = {c: i for i, c in enumerate(sorted(PENKI_PACK, key=_display_key))}
+_order = _ORDER.__getitem__
+
+
 def _fits(card: str, pile: tuple[str, ...]) -> bool:
     """R3: ``card`` fits ``pile`` when it is one rank above its top (``6`` on ``A``)."""
     return bool(pile) and _RANK[card] == _UP[pile[-1]]
@@ -95,6 +103,13 @@ def beats(card: str, top: str) -> bool:
     if cs == ts:
         return _RANK[card] > _RANK[top]
     return cs == TRUMP and ts != "s"
+
+
+_BEATEN_BY = {top: frozenset(c for c in PENKI_PACK if beats(c, top)) for top in PENKI_PACK}
+# Read-only legal actions, the same objects every call (engine.actions).
+_PLAY = {c: Action(a="play", card=c) for c in PENKI_PACK}
+_GIVE = {c: Action(a="give", card=c) for c in PENKI_PACK}
+_DRAW, _TAKE = Action(a="draw"), Action(a="take")
 
 
 @dataclass(slots=True, eq=True)
@@ -229,8 +244,9 @@ def new_game(
 # ---------------------------------------------------------------- helpers
 
 
+@lru_cache(maxsize=4096)
 def _clockwise_from(players: tuple[str, ...], seat: str) -> tuple[str, ...]:
-    """Every other seat, clockwise from ``seat``'s left."""
+    """Every other seat, clockwise from ``seat``'s left (cached: tables keep their players)."""
     i = players.index(seat)
     return players[i + 1:] + players[:i]
 
@@ -440,21 +456,23 @@ def _round_end(s: PenkiState, base: str, base_leads: bool, ev: list[dict[str, An
     The leader is ``base`` when ``base_leads`` and ``base`` is still in, else the next
     seat in the game after ``base``. Returns the leader, ``None`` when the game ended.
     """
-    hands, stumps = s.hands, s.stumps
+    hands, stumps, places = s.hands, s.stumps, s.places
     changed = False
+    outs = []
     for p in s.players:
-        if p in s.places or not stumps[p]:
+        if p in places:
             continue
         h = hands[p]
-        if not h or h == (KS,):
+        if stumps[p] and (not h or h == (KS,)):
             if not changed:
                 hands, stumps, changed = dict(hands), dict(stumps), True
-            hands[p] = h + stumps[p]
+            h = hands[p] = h + stumps[p]
             stumps[p] = ()
             ev.append({"a": "stumps", "seat": p})
+        if not h:
+            outs.append(p)
     if changed:
         s.hands, s.stumps = hands, stumps
-    outs = [p for p in s.players if p not in s.places and not hands[p]]
     if outs:
         places = dict(s.places)
         place = len(places) + 1
@@ -513,7 +531,7 @@ def _play(s: PenkiState, seat: str, card: str, ev: list[dict[str, Any]]) -> None
     if not table:
         if card == KS and (len(hand) > 1 or s.stumps[seat]):
             raise _reject("illegal", "Ks leads only as the last card with no stumps (R15)")
-    elif not beats(card, table[-1]):
+    elif card not in _BEATEN_BY[table[-1]]:
         raise _reject("illegal", f"{card} does not beat {table[-1]}")
     s.owes = ()  # R18: an ordinary action closes the asking window
     hands = dict(s.hands)
@@ -626,28 +644,6 @@ _HANDLERS = {
 # ---------------------------------------------------------------- the API
 
 
-def _parse(s: PenkiState, seat: str, action: Any) -> tuple[str, Any]:
-    """FORMAT.md ``bad_action``: unknown action, missing or malformed field, other game's action."""
-    if not isinstance(action, Mapping):
-        raise _reject("bad_action", "an action is a dict")
-    kind = action.get("a")
-    if type(kind) is not str or kind not in PENKI_ACTIONS:  # a list or dict off the wire is unhashable
-        raise _reject("bad_action", f"unknown Penki action {kind!r}")
-    if seat not in s.players:
-        raise _reject("bad_action", f"{seat!r} is not a seat")
-    if kind in _NEEDS_CARD:
-        card = action.get("card")
-        if not isinstance(card, str) or card not in _PACK:
-            raise _reject("bad_action", f"{card!r} is not a card of the pack")
-        return kind, card
-    if kind in _NEEDS_TO:
-        to = action.get("to")
-        if not isinstance(to, str) or to not in s.players:
-            raise _reject("bad_action", f"{to!r} is not a seat")
-        return kind, to
-    return kind, None
-
-
 def _copy_event(e: dict[str, Any]) -> dict[str, Any]:
     """A copy of an event that shares no list or dict with the state's ``last``."""
     return {k: (v.copy() if isinstance(v, list | dict) else v) for k, v in e.items()}
@@ -663,28 +659,46 @@ def apply(state: PenkiState, seat: str, action: Mapping[str, Any]) -> engine.Out
     order: ``bad_action``, ``game_over``, ``not_your_turn`` (turn actions ``play
     draw move place take`` by a seat not to move; nobody during a penalty
     hand-over), ``not_in_hand`` (``play``/``give`` of a card not held), ``illegal``.
-    ``state`` is never changed.
+    ``state`` is never changed. The event dicts are also kept in the new state's
+    ``last``: read them, do not change them.
     """
-    kind, arg = _parse(state, seat, action)
+    # bad_action: unknown action, missing or malformed field, other game's action.
+    if not isinstance(action, dict) and not isinstance(action, Mapping):  # the ABC check is slow
+        raise _reject("bad_action", "an action is a dict")
+    kind = action.get("a")
+    if type(kind) is not str or kind not in PENKI_ACTIONS:  # a list or dict off the wire is unhashable
+        raise _reject("bad_action", f"unknown Penki action {kind!r}")
+    if seat not in state.players:
+        raise _reject("bad_action", f"{seat!r} is not a seat")
+    arg = None
+    if kind in _NEEDS_CARD:
+        arg = action.get("card")
+        if not isinstance(arg, str) or arg not in _PACK:
+            raise _reject("bad_action", f"{arg!r} is not a card of the pack")
+    elif kind in _NEEDS_TO:
+        arg = action.get("to")
+        if not isinstance(arg, str) or arg not in state.players:
+            raise _reject("bad_action", f"{arg!r} is not a seat")
     if state.over:
         raise _reject("game_over", "the game has ended")
-    if kind in TURN_ACTIONS and seat != state.to_move:
+    if kind in TURN_ACTIONS and (seat != state.turn or state.penalty_to is not None):
         raise _reject("not_your_turn", f"{state.to_move} is to move")
-    if kind in _NEEDS_CARD and arg not in state.hands[seat]:
+    if arg is not None and kind in _NEEDS_CARD and arg not in state.hands[seat]:
         raise _reject("not_in_hand", f"{arg} is not in your hand")
     s = _clone(state)
     s.version += 1
     events: list[dict[str, Any]] = []
     _HANDLERS[kind](s, seat, arg, events)
-    if s.phase == 2:
+    if s.phase == 2 and (s.owes or s.declared or s.over):
         _lapse(s)
-    last = s.last + tuple(events)
+    last = (*s.last, *events)
     s.last = last[-LAST_EVENTS:] if len(last) > LAST_EVENTS else last
-    return engine.Outcome(s, [_copy_event(e) for e in events])
+    return engine.Outcome(s, events)
 
 
 def legal_actions(state: PenkiState, seat: str) -> list[dict[str, Any]]:
-    """The turn actions and ``give`` ``seat`` may take now, as action dicts.
+    """The turn actions and ``give`` ``seat`` may take now, as action dicts (the
+    ``play``, ``give``, ``draw`` and ``take`` ones read-only :class:`~engine.actions.Action` s).
 
     Callouts (``zevok``, ``one_card``, ``how_many``) are never listed (S3). Phase 1
     lists accepted blunders too (they are legal, R5): ``draw`` whenever no card waits
@@ -712,22 +726,23 @@ def legal_actions(state: PenkiState, seat: str) -> list[dict[str, Any]]:
             if target is not None:
                 out.append({"a": "move", "to": target})
         if s.stock:
-            out.append({"a": "draw"})
+            out.append(_DRAW)
         return out
-    hand = s.hands[seat]
     if s.penalty_to is not None:
         if seat in s.penalty_from:
-            out.extend({"a": "give", "card": c} for c in sorted(hand, key=_display_key))
+            return [_GIVE[c] for c in sorted(s.hands[seat], key=_order)]
         return out
     if s.turn != seat:
         return out
-    if not s.table:
-        lone = len(hand) == 1 and not s.stumps[seat]
-        out.extend({"a": "play", "card": c} for c in sorted(hand, key=_display_key) if c != KS or lone)
-        return out
-    top = s.table[-1]
-    out.extend({"a": "play", "card": c} for c in sorted(hand, key=_display_key) if beats(c, top))
-    out.append({"a": "take"})
+    hand = s.hands[seat]
+    table = s.table
+    if not table:
+        if KS in hand and (len(hand) > 1 or s.stumps[seat]):  # R15: Ks leads only alone
+            return [_PLAY[c] for c in sorted(hand, key=_order) if c != KS]
+        return [_PLAY[c] for c in sorted(hand, key=_order)]
+    beating = _BEATEN_BY[table[-1]]
+    out = [_PLAY[c] for c in sorted(hand, key=_order) if c in beating]
+    out.append(_TAKE)
     return out
 
 
@@ -760,10 +775,10 @@ def view(state: PenkiState, seat: str | None) -> dict[str, Any]:
         })
     return {
         "game": "penki", "version": s.version, "seat": me, "players": players,
-        "hand": sorted(s.hands[me], key=_display_key) if me is not None else None,
+        "hand": sorted(s.hands[me], key=_order) if me is not None else None,
         "to_move": s.to_move, "dealer": s.dealer, "over": s.over, "places": dict(s.places),
         "balances": dict(s.balances) if s.balances is not None else None,
-        "legal": legal_actions(s, me) if me is not None else [],
+        "legal": [dict(x) for x in legal_actions(s, me)] if me is not None else [],
         "last": [_copy_event(e) for e in s.last],
         "phase": s.phase, "stock": len(s.stock), "drawn": s.drawn, "table": list(s.table),
         "discarded": s.discarded, "penalty": s.penalty, "penalty_queue": list(s.penalty_queue),

@@ -5,7 +5,8 @@ Composes the settings (:class:`~webapp.settings.WebSettings` from the environmen
 connects the store to ``REDIS_URL`` under ``KARTY_PREFIX`` (in local play, when no Redis answers there, an
 embedded fakeredis server is started instead), builds the app with
 :func:`webapp.app.create_app`, mounts the bot (``bot.setup_bot``) when ``BOT_TOKEN`` is
-set, prints the URL and serves until interrupted.
+set (started once the app serves: ``bot.boot.setup_bot_soon``), prints the URL and
+serves until interrupted.
 """
 
 from __future__ import annotations
@@ -68,10 +69,11 @@ async def build(settings: WebSettings, bot_settings: object | None = None) -> we
 
     app.cleanup_ctx.insert(0, resources)  # first in, last out: closed after the worker and hub
 
-    if settings.token:
-        from bot import BotSettings, setup_bot
+    if settings.token:  # aiogram is imported in the background once the app serves (bot.boot)
+        from bot.boot import setup_bot_soon
+        from bot.settings import BotSettings
 
-        await setup_bot(app, store, bot_settings or BotSettings())
+        setup_bot_soon(app, store, bot_settings or BotSettings())
     return app
 
 

@@ -169,9 +169,9 @@ async def _bot_username(app: web.Application) -> str | None:
     if not app[SETTINGS].token:
         return None
     try:
-        from bot.app import RUNTIME_KEY
+        from bot.boot import runtime_ready
 
-        runtime = app.get(RUNTIME_KEY)
+        runtime = await runtime_ready(app, 10.0)  # the bot may still be starting (bot.boot)
         if runtime is None:
             return None
         return (await asyncio.wait_for(runtime.bot.me(), 3.0)).username
