@@ -233,6 +233,12 @@ const T = {
     r_pv_drawn: "Only the card you just drew, or keep it",
     r_pv_rank: "The Jack asked for {rank}: play one, a Queen or a Jack, or draw",
     r_pv_group: "A group is of one rank",
+    round_over_by: "Round {n}: {name} went out",
+    last_card: "{name} went out with {card}",
+    last_seven_drew: "{name} drew {n} for the last 7",
+    last_seven_forgiven: "{name} was let off {n} (the stock ran out)",
+    cards_left: "Left",
+    next_round_in: "Next round in {n} s",
   },
   cs: {
     app: "Karty",
@@ -458,6 +464,12 @@ const T = {
     r_pv_drawn: "Jen právě líznutá karta, nebo si ji nechte",
     r_pv_rank: "Spodek chce {rank}: zahrajte tu hodnotu, svrška nebo spodka, nebo lízněte",
     r_pv_group: "Naráz jen karty stejné hodnoty",
+    round_over_by: "{n}. kolo: dohrál(a) {name}",
+    last_card: "{name} dohrál(a) kartou {card}",
+    last_seven_drew: "{name} si za poslední sedmu líže {n}",
+    last_seven_forgiven: "{name} má odpuštěno {n} (balíček došel)",
+    cards_left: "Zbylo",
+    next_round_in: "Další kolo za {n} s",
   },
   ru: {
     app: "Карты",
@@ -683,6 +695,12 @@ const T = {
     r_pv_drawn: "Только что взятая карта — или оставьте её",
     r_pv_rank: "Валет заказал {rank}: положите такую карту, даму или валета, или возьмите карту",
     r_pv_group: "Вместе — только карты одного достоинства",
+    round_over_by: "Раунд {n}: {name} вышел(а)",
+    last_card: "{name} вышел(а) с картой {card}",
+    last_seven_drew: "{name} берёт {n} за последнюю семёрку",
+    last_seven_forgiven: "{name}: прощено {n} (колода кончилась)",
+    cards_left: "Осталось",
+    next_round_in: "Следующий раунд через {n} с",
   },
 };
 
