@@ -570,3 +570,70 @@ async def test_round_end_holds_with_the_last_card_and_the_last_seven(server, kst
     await page.wait_for_selector("#dialog[data-kind=round]:not([open])", state="attached", timeout=15000)
     assert (await view_of(page))["round"] == 2
     assert page.karty_errors == []
+
+
+# --------------------------------------------------------------------------- one card
+
+
+async def test_one_card_button_ready_after_a_play_and_after_a_give(server, kstore, browser):
+    """«ОДНА КАРТА!» lights up when Alice's hand drops to one card, by her play and by
+    her penalty card alike, and goes quiet once she declared."""
+    alice, bob, carol = person("Alice"), person("Bob"), person("Carol")
+    seats = [alice, bob, carol]
+    for seed in range(1, 80):
+        table = await kstore.create_table(game="penki", seats=seats, seed=seed)
+        try:
+            actions, _ = _drive(
+                table.state,
+                lambda s: s.phase == 2 and s.to_move == alice.seat and s.penalty_to is None and not s.owes
+                and len(s.hands[alice.seat]) == 2 and any(a["a"] == "play" for a in engine.legal_actions(s, alice.seat))
+                and len(s.table) + 1 < len(s.players) - len(s.places),  # the play makes no Бита
+                random.Random(seed),
+            )
+            break
+        except AssertionError:
+            continue
+    else:
+        pytest.fail("no deal left Alice with two cards on her turn")
+    for seat, action in actions:
+        await kstore.apply(table.id, seat, action)
+    page = await open_table(browser, server, "Alice", table.id)
+    ready = page.locator("nav.callouts .callout-one_card.ready")
+    await page.wait_for_selector(".penki.phase2 .hand .card.playable")
+    assert await ready.count() == 0
+    await page.locator(".hand .card.playable").first.tap()
+    await ready.wait_for()
+    await screenshot(page, "penki-one-card-ready")
+    await page.get_by_role("button", name="ОДНА КАРТА!").tap()
+    await page.wait_for_selector(".me .declared")
+    assert await ready.count() == 0
+    assert page.karty_errors == []
+
+
+async def test_one_card_button_ready_after_a_penalty_card(server, kstore, browser):
+    alice, bob, carol = person("Alice"), person("Bob"), person("Carol")
+    seats = [alice, bob, carol]
+    for seed in range(1, 80):
+        table = await kstore.create_table(game="penki", seats=seats, seed=seed)
+        try:
+            actions, _ = _drive(
+                table.state,
+                lambda s: s.phase == 2 and s.penalty_to is None and bob.seat in s.owes and len(s.hands[alice.seat]) == 2
+                and len(s.hands[carol.seat]) > 0,
+                random.Random(seed),
+            )
+            break
+        except AssertionError:
+            continue
+    else:
+        pytest.fail("no deal left Alice with two cards while Bob owed")
+    for seat, action in actions:
+        await kstore.apply(table.id, seat, action)
+    page = await open_table(browser, server, "Alice", table.id)
+    await page.wait_for_selector(".penki.phase2")
+    await kstore.apply(table.id, carol.seat, {"a": "how_many"})
+    await page.wait_for_selector("#dialog[open][data-kind=give] .give-grid .card")
+    await page.locator("#dialog[open] .give-grid .card").first.tap()
+    await page.wait_for_selector("nav.callouts .callout-one_card.ready")
+    assert len((await view_of(page))["hand"]) == 1
+    assert page.karty_errors == []

@@ -239,6 +239,7 @@ const T = {
     last_seven_forgiven: "{name} was let off {n} (the stock ran out)",
     cards_left: "Left",
     next_round_in: "Next round in {n} s",
+    one_card_ready: "You hold one card: declare it now",
   },
   cs: {
     app: "Karty",
@@ -470,6 +471,7 @@ const T = {
     last_seven_forgiven: "{name} má odpuštěno {n} (balíček došel)",
     cards_left: "Zbylo",
     next_round_in: "Další kolo za {n} s",
+    one_card_ready: "Držíte jednu kartu: ohlaste ji hned",
   },
   ru: {
     app: "Карты",
@@ -701,6 +703,7 @@ const T = {
     last_seven_forgiven: "{name}: прощено {n} (колода кончилась)",
     cards_left: "Осталось",
     next_round_in: "Следующий раунд через {n} с",
+    one_card_ready: "У вас одна карта: объявите сейчас",
   },
 };
 

@@ -10,6 +10,7 @@ import {
   giveDialog,
   giveKey,
   h,
+  oneCardReady,
   openDialog,
   penkiResult,
   prsiScoreTable,
@@ -453,7 +454,12 @@ function draw() {
   state.shownVersion = state.version;
   state.shownView = v;
   syncDialogs();
+  // «ОДНА КАРТА!» just became due: a buzz with the button lighting up.
+  const ready = oneCardReady();
+  if (ready && !wasReady) tg?.notify("warning");
+  wasReady = ready;
 }
+let wasReady = false;
 
 /**
  * Every dialog that depends on the table is derived from the view just drawn, on

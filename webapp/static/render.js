@@ -840,8 +840,21 @@ function penkiPhase2(handlers) {
   ];
 }
 
+/**
+ * Whether the viewer's own «ОДНА КАРТА!» is ready: phase 2, one card in hand, not yet
+ * declared (R17), whatever action left the one card (play, give, take). Only the
+ * viewer's own hand is read: nothing about anyone else's debt (S3).
+ */
+export function oneCardReady() {
+  const v = state.view;
+  if (!v || v.game !== "penki" || v.over || v.phase !== 2 || !state.seat) return false;
+  const mine = v.players.find((p) => p.id === state.seat);
+  return (v.hand || []).length === 1 && !!mine && !mine.declared && !mine.out;
+}
+
 function calloutBar(handlers) {
   const kinds = ["zevok", "one_card", "how_many"];
+  const ready = oneCardReady();
   return h(
     "nav",
     { class: "callouts", "aria-label": t("callouts") },
@@ -850,7 +863,8 @@ function calloutBar(handlers) {
         "button",
         {
           type: "button",
-          class: `callout callout-${k}${state.view.over || (k === "zevok") !== (state.view.phase === 1) ? " off-phase" : ""}`,
+          class: `callout callout-${k}${state.view.over || (k === "zevok") !== (state.view.phase === 1) ? " off-phase" : ""}${k === "one_card" && ready ? " ready" : ""}`,
+          "aria-description": k === "one_card" && ready ? t("one_card_ready") : null,
           dataset: { callout: k },
           lang: "ru",
           onpointerdown: (e) => e.currentTarget.classList.add("pressed"),
