@@ -35,6 +35,10 @@ COMPUTER_DELAY = (0.6, 1.2)  # seconds before a computer seat moves, so people c
 # Seconds before a computer calls «ЗЕВОК!» or «СКОЛЬКО КАРТ?» on someone: slower than a
 # move, so a person has a fair chance to declare first or to win the race themselves.
 CALLOUT_DELAY = (1.6, 3.0)
+# Seconds the end of a Prší round holds before the next round's computers and turn
+# timers start (issue 17): the table sees the last card, what everyone had left and
+# who drew for a last 7; the Mini App shows the same countdown.
+ROUND_HOLD = 6.0
 OUTBOX_MAXLEN = 10_000
 OUTBOX_GROUP = "bot"
 MAX_TRIES = 200  # compare-and-set attempts before StoreError("busy")

@@ -24,6 +24,7 @@ from store.common import (
     LEASE,
     OUTBOX_MAXLEN,
     RETRY_LATER,
+    ROUND_HOLD,
     SWEEP_EVERY,
     SWEEP_SETTLE,
     StoreBase,
@@ -39,7 +40,16 @@ from store.models import (
 class Schedule(StoreBase):
     """The schedule part of :class:`store.Store`."""
 
-    def _plan(self, doc: dict[str, Any], state: Any, actor: str | None, now: float) -> list[str]:
+    @staticmethod
+    def _hold(state: Any, events: list[dict[str, Any]]) -> float:
+        """Seconds the next round waits after a commit that ended a round of a match
+        still going (:data:`ROUND_HOLD`), else 0."""
+        if state.over or not any(e.get("a") == "round_end" for e in events):
+            return 0.0
+        return ROUND_HOLD
+
+    def _plan(self, doc: dict[str, Any], state: Any, actor: str | None, now: float,
+              hold: float = 0.0) -> list[str]:
         """Fill ``doc["turns"]``, ``doc["callouts"]``, ``doc["deadline"]`` for ``state``; new human turns.
 
         ``turns``: ``{seat: {since, due, driven}}`` for every awaited seat. A seat keeps
@@ -48,7 +58,8 @@ class Schedule(StoreBase):
         short delay for a computer-driven seat (a computer, or a person in auto).
         ``callouts``: ``{seat: due}`` for computer-driven seats, not awaited, whose
         computer player wants to act now (Penki's callouts). ``deadline``: the
-        earliest person's due time (the turn timer shown in the Mini App).
+        earliest person's due time (the turn timer shown in the Mini App). ``hold``:
+        seconds every turn and callout starts later (a round just ended); no turn is kept.
         """
         prev_turns: dict[str, Any] = doc.get("turns") or {}
         prev_callouts: dict[str, float] = doc.get("callouts") or {}
@@ -64,16 +75,17 @@ class Schedule(StoreBase):
                 seat = seats[sid]
                 driven = bool(seat["computer"] or seat["auto"])
                 prev = prev_turns.get(sid)
-                if prev is not None and sid != actor and prev["driven"] == driven:
+                if prev is not None and sid != actor and prev["driven"] == driven and not hold:
                     turns[sid] = prev
                     continue
+                start = now + hold
                 if driven:
-                    due = now + self._rng.uniform(*COMPUTER_DELAY)
+                    due = start + self._rng.uniform(*COMPUTER_DELAY)
                 else:
-                    due = now + turn_seconds if turn_seconds else None
-                    if prev is None or sid == actor:
+                    due = start + turn_seconds if turn_seconds else None
+                    if prev is None or sid == actor or hold:
                         new_turns.append(sid)
-                turns[sid] = {"since": now, "due": due, "driven": driven}
+                turns[sid] = {"since": start, "due": due, "driven": driven}
             for sid, seat in seats.items():
                 if sid in turns or not (seat["computer"] or seat["auto"]):
                     continue
@@ -82,7 +94,7 @@ class Schedule(StoreBase):
                     kind = wanted["a"]
                     delay = CALLOUT_DELAY if kind in ("zevok", "how_many") else COMPUTER_DELAY
                     kept = prev_callouts.get(sid) if prev_kinds.get(sid) == kind else None
-                    callouts[sid] = kept or now + self._rng.uniform(*delay)
+                    callouts[sid] = kept or now + hold + self._rng.uniform(*delay)
                     kinds[sid] = kind
         doc["turns"] = turns
         doc["callouts"] = callouts

@@ -235,7 +235,7 @@ class Tables(StoreBase):
             t = self.clock() if now is None else now
             new = dict(doc)
             new["seats"] = [self._after_move(s, seat, by) for s in doc["seats"]]
-            new_turns = self._plan(new, outcome.state, seat, t)
+            new_turns = self._plan(new, outcome.state, seat, t, self._hold(outcome.state, outcome.events))
             new["state"] = engine.dump(outcome.state)
             new["version"] = outcome.state.version
             new["ts"] = t

@@ -502,3 +502,138 @@ async def test_my_tables_tell_tables_apart(server, kstore, browser):
         assert "Bob to move" in two
     await screenshot(page, "my-tables")
     assert page.karty_errors == []
+
+
+# --------------------------------------------------------------------------- round end
+
+
+def _last_seven_position(seats, limit_seeds: int = 400):
+    """A seed and actions (every seat's first legal play, else draw) to a position where
+    Alice's last card is a playable 7: playing it ends the round and Bob draws for it."""
+    alice = seats[0].seat
+    for seed in range(1, limit_seeds):
+        players = [s.seat for s in seats]
+        st = engine.new_game("prsi", players, dealer=random.Random(seed).choice(players), seed=seed)
+        rng = random.Random(seed)
+        actions = []
+        for _ in range(400):
+            if st.over or st.round > 1:
+                break
+            seat = engine.awaiting(st)[0]
+            legal = engine.legal_actions(st, seat)
+            hand = st.hands[st.players.index(seat)]
+            if seat == alice and len(hand) == 1 and hand[0].startswith("7") and {"a": "play", "card": hand[0]} in legal:
+                return seed, actions
+            plays = [a for a in legal if a["a"] == "play"]
+            if seat == alice:  # Alice keeps a 7 for last if she can
+                plays = [a for a in plays if not a["card"].startswith("7")] or plays
+            action = rng.choice(plays) if plays else legal[0]
+            if action["a"] == "play" and action["card"].startswith("Q") and len(hand) > 1:
+                action = {**action, "suit": rng.choice("hdcs")}
+            st = engine.apply(st, seat, action).state
+            actions.append((seat, action))
+    return None
+
+
+async def test_round_end_holds_with_the_last_card_and_the_last_seven(server, kstore, browser):
+    """Alice goes out with a 7: the round's end shows her 7 on the pile, that Bob drew
+    for it, what everyone had left and the points, with a countdown; it closes by itself."""
+    alice, bob = person("Alice"), person("Bob")
+    found = _last_seven_position([alice, bob])
+    assert found, "no deal ends with a last 7"
+    seed, actions = found
+    table = await kstore.create_table(game="prsi", seats=[alice, bob], seed=seed)
+    for seat, action in actions:
+        await kstore.apply(table.id, seat, action)
+    st = (await kstore.get_table(table.id)).state
+    seven = st.hands[st.players.index(alice.seat)][0]
+    outcome = engine.apply(st, alice.seat, {"a": "play", "card": seven})
+    debt = sum(e.get("n", 1) for e in outcome.events if e["a"] == "draw" and e["seat"] == bob.seat)
+    assert debt >= 2
+    bob_left = len(st.hands[st.players.index(bob.seat)]) + debt
+    page = await open_table(browser, server, "Alice", table.id)
+    await page.wait_for_selector(f".hand .card.playable[data-card='{seven}']")
+    await page.locator(f".hand .card.playable[data-card='{seven}']").tap()
+    await page.wait_for_selector("#dialog[open][data-kind=round]")
+    dialog = page.locator("#dialog")
+    text = await dialog.inner_text()
+    assert "Round 1: Alice went out" in text, text
+    assert "Alice went out with seven of" in text, text  # the card as the Czech pack names it
+    assert f"Bob drew {debt} for the last 7" in text, text
+    assert await dialog.locator(f".round-last .card[data-card='{seven}']").count() == 1
+    rows = await dialog.locator("table.round tbody tr").all_inner_texts()
+    assert any(r.startswith("Bob") and f"{bob_left} cards" in r for r in rows), rows
+    assert "Next round in" in await dialog.locator(".round-countdown").inner_text()
+    await asyncio.sleep(0.3)
+    await screenshot(page, "prsi-round-end")
+    # Nobody taps: the countdown runs out and the dialog closes; the new round is on.
+    await page.wait_for_selector("#dialog[data-kind=round]:not([open])", state="attached", timeout=15000)
+    assert (await view_of(page))["round"] == 2
+    assert page.karty_errors == []
+
+
+# --------------------------------------------------------------------------- one card
+
+
+async def test_one_card_button_ready_after_a_play_and_after_a_give(server, kstore, browser):
+    """«ОДНА КАРТА!» lights up when Alice's hand drops to one card, by her play and by
+    her penalty card alike, and goes quiet once she declared."""
+    alice, bob, carol = person("Alice"), person("Bob"), person("Carol")
+    seats = [alice, bob, carol]
+    for seed in range(1, 80):
+        table = await kstore.create_table(game="penki", seats=seats, seed=seed)
+        try:
+            actions, _ = _drive(
+                table.state,
+                lambda s: s.phase == 2 and s.to_move == alice.seat and s.penalty_to is None and not s.owes
+                and len(s.hands[alice.seat]) == 2 and any(a["a"] == "play" for a in engine.legal_actions(s, alice.seat))
+                and len(s.table) + 1 < len(s.players) - len(s.places),  # the play makes no Бита
+                random.Random(seed),
+            )
+            break
+        except AssertionError:
+            continue
+    else:
+        pytest.fail("no deal left Alice with two cards on her turn")
+    for seat, action in actions:
+        await kstore.apply(table.id, seat, action)
+    page = await open_table(browser, server, "Alice", table.id)
+    ready = page.locator("nav.callouts .callout-one_card.ready")
+    await page.wait_for_selector(".penki.phase2 .hand .card.playable")
+    assert await ready.count() == 0
+    await page.locator(".hand .card.playable").first.tap()
+    await ready.wait_for()
+    await screenshot(page, "penki-one-card-ready")
+    await page.get_by_role("button", name="ОДНА КАРТА!").tap()
+    await page.wait_for_selector(".me .declared")
+    assert await ready.count() == 0
+    assert page.karty_errors == []
+
+
+async def test_one_card_button_ready_after_a_penalty_card(server, kstore, browser):
+    alice, bob, carol = person("Alice"), person("Bob"), person("Carol")
+    seats = [alice, bob, carol]
+    for seed in range(1, 80):
+        table = await kstore.create_table(game="penki", seats=seats, seed=seed)
+        try:
+            actions, _ = _drive(
+                table.state,
+                lambda s: s.phase == 2 and s.penalty_to is None and bob.seat in s.owes and len(s.hands[alice.seat]) == 2
+                and len(s.hands[carol.seat]) > 0,
+                random.Random(seed),
+            )
+            break
+        except AssertionError:
+            continue
+    else:
+        pytest.fail("no deal left Alice with two cards while Bob owed")
+    for seat, action in actions:
+        await kstore.apply(table.id, seat, action)
+    page = await open_table(browser, server, "Alice", table.id)
+    await page.wait_for_selector(".penki.phase2")
+    await kstore.apply(table.id, carol.seat, {"a": "how_many"})
+    await page.wait_for_selector("#dialog[open][data-kind=give] .give-grid .card")
+    await page.locator("#dialog[open] .give-grid .card").first.tap()
+    await page.wait_for_selector("nav.callouts .callout-one_card.ready")
+    assert len((await view_of(page))["hand"]) == 1
+    assert page.karty_errors == []

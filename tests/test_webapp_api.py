@@ -11,6 +11,7 @@ from aiohttp import web
 import engine
 from engine.cards import PENKI_PACK, PRSI_PACK
 from store import LobbySettings, Seat
+from store.common import ROUND_HOLD
 from webapp.keys import STORE
 from webapp.openapi import document
 from webapp.ratelimit import TokenBuckets
@@ -42,7 +43,7 @@ def auth(web_init_data):
 async def test_config_needs_no_auth(web_client):
     client = await web_client(bot_username="karty_bot", webapp_short_name="play")
     body = await (await client.get("/api/config")).json()
-    assert body == {"local": False, "bot_username": "karty_bot", "app_short_name": "play"}
+    assert body == {"local": False, "bot_username": "karty_bot", "app_short_name": "play", "round_hold": ROUND_HOLD}
 
 
 async def test_table_view_for_a_player_and_a_spectator(web_client, store, auth):

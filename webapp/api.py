@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 import engine
 from engine.ratings import period_keys
+from store.common import ROUND_HOLD
 from webapp.auth import Identity
 from webapp.errors import ApiError, dumps
 from webapp.keys import AUTH, LIMITER, SETTINGS, STORE
@@ -143,11 +144,15 @@ async def get_table_or_404(request: web.Request) -> Any:
 
 # --- handlers ----------------------------------------------------------------------------
 async def config(request: web.Request) -> web.Response:
-    """``GET /api/config`` → ``{local, bot_username, app_short_name}``. No auth."""
+    """``GET /api/config`` → ``{local, bot_username, app_short_name, round_hold}``. No auth.
+
+    ``round_hold``: seconds the next Prší round waits after one ends (the countdown shown).
+    """
     settings = request.app[SETTINGS]
     return ok(
         {
             "local": settings.local,
+            "round_hold": ROUND_HOLD,
             "bot_username": settings.bot_username or await _bot_username(request.app),
             "app_short_name": settings.webapp_short_name,
         }

@@ -10,6 +10,7 @@ import {
   giveDialog,
   giveKey,
   h,
+  oneCardReady,
   openDialog,
   penkiResult,
   prsiScoreTable,
@@ -119,6 +120,7 @@ async function relogin() {
 
 async function signedIn() {
   api = new Api(tg.initData);
+  if (!config) api.config().then((c) => (config = c)).catch(() => {});
   setLanguage(tg.languageCode || navigator.language);
   try {
     const me = await api.me();
@@ -308,15 +310,16 @@ async function resync() {
 
 function onSocketState(msg) {
   setConnection("open");
+  const before = state.view;
   const fresh = acceptVersion(msg);
   if (fresh === null) return;
   if (screen !== "table") return;
   draw();
-  announce(fresh);
+  announce(fresh, before);
 }
 
-/** Banners, haptics and dialogs for events just seen (each version once). */
-function announce(events) {
+/** Banners, haptics and dialogs for events just seen (each version once); ``before``: the view they followed. */
+function announce(events, before = null) {
   const game = state.view?.game;
   const spoken = document.getElementById("sr-moves");
   if (spoken && events.length) spoken.textContent = events.map((ev) => eventText(ev, game)).join(". ");
@@ -343,11 +346,57 @@ function announce(events) {
     tg?.notify("warning");
   }
   if (final) showFinal();
-  else if (roundEnd) {
-    openDialog("round", t("round_over", { n: roundEnd.round }), roundResult(roundEnd), [
-      { label: t("next"), primary: true, onClick: () => closeDialog() },
-    ]);
-  }
+  else if (roundEnd) showRoundEnd(roundEnd, events, before);
+}
+
+// Mirrors store.common.ROUND_HOLD (also in /api/config as round_hold): how long the
+// server holds the next round's computers and timers after a round ends.
+const ROUND_HOLD_DEFAULT = 6;
+let roundTimer = null;
+
+/**
+ * The end of a Prší round, held: the last card on the pile and who played it, who drew
+ * for a last 7, what everyone had left, the points; the next round starts after the
+ * countdown shown (the server holds its computers and timers as long) or on Continue.
+ */
+function showRoundEnd(ev, events, before) {
+  const i = events.indexOf(ev);
+  const upTo = events.slice(0, i);
+  const lastPlay = [...upTo].reverse().find((e) => e.a === "play" && e.seat === ev.winner) || null;
+  const drew = upTo.slice(lastPlay ? upTo.indexOf(lastPlay) + 1 : 0).filter((e) => e.a === "draw" || e.a === "forgiven");
+  const hold = Math.max(1, Number(config?.round_hold) || ROUND_HOLD_DEFAULT);
+  const ends = Date.now() + hold * 1000;
+  const countdown = h("p", { class: "round-countdown", role: "timer" });
+  const bar = h("div", { class: "round-bar", "aria-hidden": "true" }, h("span", {}));
+  const tickDown = () => {
+    const left = Math.max(0, Math.ceil((ends - Date.now()) / 1000));
+    countdown.textContent = t("next_round_in", { n: left });
+    bar.firstChild.style.width = `${Math.max(0, Math.min(100, ((ends - Date.now()) / (hold * 1000)) * 100))}%`;
+    if (left <= 0) {
+      clearInterval(roundTimer);
+      roundTimer = null;
+      if (state.dialog === "round") closeDialog();
+    }
+  };
+  clearInterval(roundTimer);
+  openDialog(
+    "round",
+    t("round_over_by", { n: ev.round, name: nameOf(ev.winner) }),
+    h("div", {}, roundResult(ev, { lastPlay, drew, before }), countdown, bar),
+    [
+      {
+        label: t("next"),
+        primary: true,
+        onClick: () => {
+          clearInterval(roundTimer);
+          roundTimer = null;
+          closeDialog();
+        },
+      },
+    ],
+  );
+  tickDown();
+  roundTimer = setInterval(tickDown, 250);
 }
 
 /** Whether the match counts for the leaderboard, and if not, why (S6: matches with computers are unrated). */
@@ -405,7 +454,12 @@ function draw() {
   state.shownVersion = state.version;
   state.shownView = v;
   syncDialogs();
+  // «ОДНА КАРТА!» just became due: a buzz with the button lighting up.
+  const ready = oneCardReady();
+  if (ready && !wasReady) tg?.notify("warning");
+  wasReady = ready;
 }
+let wasReady = false;
 
 /**
  * Every dialog that depends on the table is derived from the view just drawn, on
@@ -488,11 +542,12 @@ async function actOnce(action, basis, { isCallout = false } = {}) {
         state.given.set(res.version, action.card);
         toast(t("gave_card", { card: cardShort(action.card, "french"), name: nameOf(basis.view?.penalty?.to) }));
       }
+      const before = state.view;
       const fresh = acceptVersion({ version: res.version, view: res.view, events: res.events || [], deadline: res.deadline });
       if (isCallout) tg.notify("success");
       if (fresh !== null) {
         draw();
-        announce(fresh);
+        announce(fresh, before);
       }
       return;
     }

@@ -583,27 +583,75 @@ export function prsiScoreTable() {
   return h("div", { class: "scores-wrap" }, table);
 }
 
-export function roundResult(ev) {
+/**
+ * A Prší round's end: the last card on the pile (who went out with it), who drew for a
+ * last 7, and per player the cards left (the viewer's own as pictures, the others'
+ * counts), the round's points and the totals. ``before``: the view before the round ended.
+ */
+/** "Bob drew 4 for the last 7" (draws split by a turnover summed), "… was let off 2". */
+function sevenLines(drew) {
+  const drawn = new Map();
+  const forgiven = new Map();
+  for (const e of drew) {
+    const into = e.a === "forgiven" ? forgiven : drawn;
+    into.set(e.seat, (into.get(e.seat) || 0) + (e.n ?? 1));
+  }
+  return [
+    ...[...drawn].map(([seat, n]) => t("last_seven_drew", { name: nameOf(seat), n })),
+    ...[...forgiven].map(([seat, n]) => t("last_seven_forgiven", { name: nameOf(seat), n })),
+  ];
+}
+
+export function roundResult(ev, { lastPlay = null, drew = [], before = null } = {}) {
+  const faces = state.faces;
   const players = state.view.players.map((p) => p.id);
-  const list = h(
-    "table",
-    { class: "scores" },
-    h("thead", {}, h("tr", {}, h("th", {}, t("player")), h("th", {}, t("points")), h("th", {}, t("total")))),
-    h(
-      "tbody",
-      {},
-      players.map((p) =>
+  const counts = {};
+  for (const p of before?.players || []) counts[p.id] = p.cards;
+  for (const e of drew) if (e.a === "draw" && e.seat in counts) counts[e.seat] += e.n ?? 1;
+  if (ev.winner in counts) counts[ev.winner] = 0;
+  const myLeft = before?.hand ? [...before.hand] : null;
+  if (myLeft) for (const e of drew) if (e.a === "draw" && e.seat === state.seat && e.card) myLeft.push(e.card);
+  const parts = [];
+  if (lastPlay?.card) {
+    parts.push(
+      h(
+        "div",
+        { class: "round-last" },
+        h("div", { class: "pile discard" }, cardFigure(lastPlay.card, faces, "mid top")),
         h(
-          "tr",
-          { class: p === ev.winner ? "winner" : "" },
-          h("th", { scope: "row" }, nameOf(p), p === ev.winner ? " ★" : ""),
-          h("td", {}, String(ev.round_points?.[p] ?? 0)),
-          h("td", {}, String(ev.points?.[p] ?? 0)),
+          "div",
+          { class: "round-last-text" },
+          h("strong", {}, t("last_card", { name: nameOf(ev.winner), card: cardShort(lastPlay.card, faces) })),
+          ...sevenLines(drew).map((line) => h("span", { class: "round-seven" }, line)),
         ),
+      ),
+    );
+  }
+  parts.push(
+    h(
+      "table",
+      { class: "scores round" },
+      h("thead", {}, h("tr", {}, h("th", {}, t("player")), h("th", {}, t("cards_left")), h("th", {}, t("points")), h("th", {}, t("total")))),
+      h(
+        "tbody",
+        {},
+        players.map((p) => {
+          let left = counts[p] != null ? cardsText(counts[p]) : "–";
+          if (p === ev.winner) left = t("went_out");
+          const mine = p === state.seat && myLeft && p !== ev.winner;
+          return h(
+            "tr",
+            { class: p === ev.winner ? "winner" : "" },
+            h("th", { scope: "row" }, nameOf(p), p === ev.winner ? " ★" : ""),
+            h("td", { class: "left" }, mine ? h("span", { class: "left-cards", "aria-label": myLeft.map((c) => cardName(c, faces)).join(", ") }, myLeft.map((c) => cardFigure(c, faces, "tiny-face"))) : left),
+            h("td", {}, String(ev.round_points?.[p] ?? 0)),
+            h("td", {}, String(ev.points?.[p] ?? 0)),
+          );
+        }),
       ),
     ),
   );
-  return list;
+  return h("div", { class: "round-result" }, ...parts);
 }
 
 // ---------------------------------------------------------------- Penki
@@ -792,8 +840,21 @@ function penkiPhase2(handlers) {
   ];
 }
 
+/**
+ * Whether the viewer's own «ОДНА КАРТА!» is ready: phase 2, one card in hand, not yet
+ * declared (R17), whatever action left the one card (play, give, take). Only the
+ * viewer's own hand is read: nothing about anyone else's debt (S3).
+ */
+export function oneCardReady() {
+  const v = state.view;
+  if (!v || v.game !== "penki" || v.over || v.phase !== 2 || !state.seat) return false;
+  const mine = v.players.find((p) => p.id === state.seat);
+  return (v.hand || []).length === 1 && !!mine && !mine.declared && !mine.out;
+}
+
 function calloutBar(handlers) {
   const kinds = ["zevok", "one_card", "how_many"];
+  const ready = oneCardReady();
   return h(
     "nav",
     { class: "callouts", "aria-label": t("callouts") },
@@ -802,7 +863,8 @@ function calloutBar(handlers) {
         "button",
         {
           type: "button",
-          class: `callout callout-${k}${state.view.over || (k === "zevok") !== (state.view.phase === 1) ? " off-phase" : ""}`,
+          class: `callout callout-${k}${state.view.over || (k === "zevok") !== (state.view.phase === 1) ? " off-phase" : ""}${k === "one_card" && ready ? " ready" : ""}`,
+          "aria-description": k === "one_card" && ready ? t("one_card_ready") : null,
           dataset: { callout: k },
           lang: "ru",
           onpointerdown: (e) => e.currentTarget.classList.add("pressed"),
