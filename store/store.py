@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.cluster import RedisCluster
 
 from store.common import (
     BYS,
@@ -52,6 +53,7 @@ from store.common import (
     _lua,
     driver_kwargs,
 )
+from store.connect import connect, is_cluster, wants_cluster
 from store.events import Events
 from store.flags import Flags
 from store.keys import Keys
@@ -89,11 +91,11 @@ __all__ = [
 class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, Ratings, Notices):
     """Karty's Redis store (docs/CONTRACTS.md §2).
 
-    ``redis``: a ``redis.asyncio.Redis`` (``decode_responses`` either way);
+    ``redis``: a ``redis.asyncio.Redis`` or ``RedisCluster`` (``decode_responses`` either way);
     ``prefix``: the key prefix; ``clock``: epoch seconds (tests pass a fake one).
     """
 
-    def __init__(self, redis: Redis, prefix: str = "karty", *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, redis: Redis | RedisCluster, prefix: str = "karty", *, clock: Callable[[], float] = time.time) -> None:
         self.redis = redis
         self.keys = Keys(prefix)
         self.clock = clock
@@ -116,6 +118,7 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         pool_size: int = POOL_SIZE,
         timeout: float = CALL_TIMEOUT,
         pool_timeout: float = POOL_TIMEOUT,
+        cluster: bool | None = None,
         **kwargs: Any,
     ) -> Store:
         """A store on a new, bounded connection pool to ``url`` (``redis://host:port/db``).
@@ -125,7 +128,16 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         each read or write on a connection at most ``timeout`` s. Either bound exceeded
         raises one of :data:`store.UNAVAILABLE` (the web app answers 503 ``unavailable``).
         :meth:`warm` opens the connections before traffic arrives.
+
+        ``redis+cluster://h1:7000,h2:7001`` (or ``cluster=True``, or ``REDIS_CLUSTER=1``
+        when ``cluster`` is None) makes it a Redis Cluster client (:mod:`store.connect`):
+        then ``pool_size`` bounds the connections to each node, and a call finding them
+        all busy fails at once (``MaxConnectionsError``, one of :data:`store.UNAVAILABLE`).
         """
+        if wants_cluster(url, cluster):
+            client = connect(url, cluster=True, max_connections=pool_size, socket_timeout=timeout,
+                             socket_connect_timeout=timeout, decode_responses=True, **driver_kwargs())
+            return cls(client, prefix=prefix, **kwargs)
         pool = BlockingConnectionPool.from_url(
             url,
             max_connections=pool_size,
@@ -142,6 +154,9 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         load the scripts; returns how many were opened. A new connection costs a TCP
         handshake and a ``HELLO``/``CLIENT SETINFO`` exchange: better at start than under load.
         """
+        if is_cluster(self.redis):
+            await self.redis.initialize()  # discover the nodes and slots; scripts load on first use per node
+            return len(self.redis.get_primaries())
         pool = self.redis.connection_pool
         n = min(connections or pool.max_connections, pool.max_connections)
         taken = []
