@@ -17,7 +17,7 @@ test: system-deps install redis
 
 # The store suite (and the two-process cluster tests) on a throwaway Redis Cluster:
 # 3 primaries + 3 replicas on free loopback ports, stopped by pid afterwards (scripts/redis_cluster.py).
-CLUSTER_TESTS ?= tests/test_store_*.py tests/test_cluster*.py
+CLUSTER_TESTS ?= tests/test_store_*.py tests/test_webapp_limits.py $(wildcard tests/test_cluster*.py)
 test-cluster: system-deps install
 	$(PY) scripts/redis_cluster.py --primaries 3 --replicas 1 -- $(PY) -m pytest -q -m redis $(CLUSTER_TESTS) $(PYTEST_ARGS)
 

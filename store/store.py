@@ -16,6 +16,7 @@ module                 concern
 :mod:`store.outbox`    the bot's notifications stream (S5)
 :mod:`store.ratings`   the ledger and the leaderboards (S6)
 :mod:`store.notices`   each player's live "your turn" message (S5)
+:mod:`store.limits`    per-user action rate and open sockets, across processes
 =====================  ==========================================================
 """
 
@@ -57,6 +58,7 @@ from store.connect import connect, is_cluster, wants_cluster
 from store.events import Events
 from store.flags import Flags
 from store.keys import Keys
+from store.limits import Limits
 from store.lobbies import Lobbies
 from store.notices import Notices
 from store.outbox import Outbox
@@ -88,7 +90,7 @@ __all__ = [
 ]
 
 
-class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, Ratings, Notices):
+class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, Ratings, Notices, Limits):
     """Karty's Redis store (docs/CONTRACTS.md §2).
 
     ``redis``: a ``redis.asyncio.Redis`` or ``RedisCluster`` (``decode_responses`` either way);
@@ -106,6 +108,8 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         self._claim = redis.register_script(_lua("claim.lua"))
         self._release = redis.register_script(_lua("release.lua"))
         self._record = redis.register_script(_lua("record.lua"))
+        self._bucket = redis.register_script(_lua("bucket.lua"))
+        self._sockets = redis.register_script(_lua("sockets.lua"))
         self._group_ready = False
         self._pending_done: set[str] = set()
 
@@ -168,7 +172,8 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         finally:
             for conn in taken:
                 await pool.release(conn)
-        for script in (self._commit, self._cas, self._schedule, self._claim, self._release, self._record):
+        for script in (self._commit, self._cas, self._schedule, self._claim, self._release, self._record,
+                       self._bucket, self._sockets):
             await self.redis.script_load(script.script)
         return len(taken)
 
