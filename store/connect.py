@@ -16,10 +16,12 @@ database 0. Part of ``store/``, the only package that talks to Redis.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.exceptions import MaxConnectionsError
 
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 
@@ -70,19 +72,44 @@ def split_cluster_url(url: str) -> tuple[str, list[tuple[str, int]]]:
 
 
 class Cluster(RedisCluster):
-    """redis-py's asyncio ``RedisCluster`` that learns the cluster's layout before it routes a command.
+    """redis-py's asyncio ``RedisCluster`` with two changes for a service under load.
 
-    redis-py 8.1 looks up a command's keys on a startup node before its first discovery
-    of the cluster; many coroutines doing that at once while the discovery recycles the
-    startup node's connections can hand one connection to two of them (``'NoneType' object
-    has no attribute 'writelines'``). Finishing the discovery first (under the client's
-    own lock) avoids that; afterwards this adds one attribute check per command.
+    * It learns the cluster's layout before it routes a command. redis-py 8.1 looks up
+      a command's keys on a startup node before its first discovery of the cluster;
+      many coroutines doing that at once while the discovery recycles the startup
+      node's connections can hand one connection to two of them (``'NoneType' object
+      has no attribute 'writelines'``). Finishing the discovery first (under the
+      client's own lock) avoids that.
+    * ``max_in_flight`` commands at most run at once; the next waits up to
+      ``in_flight_wait`` seconds for one to finish, then fails with
+      ``MaxConnectionsError`` (a ``ConnectionError``), as the single-server client's
+      blocking pool does. Without it, a burst beyond a node's ``max_connections``
+      fails at once.
     """
+
+    def __init__(self, *args: Any, max_in_flight: int | None = None, in_flight_wait: float = 0.5,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._gate = asyncio.Semaphore(max_in_flight) if max_in_flight else None
+        self._gate_wait = in_flight_wait
 
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
         if self._initialize:
             await self.initialize()
-        return await super().execute_command(*args, **kwargs)
+        if self._gate is None:
+            return await super().execute_command(*args, **kwargs)
+        if self._gate.locked():
+            try:
+                async with asyncio.timeout(self._gate_wait):
+                    await self._gate.acquire()
+            except TimeoutError:
+                raise MaxConnectionsError(f"no Redis connection free within {self._gate_wait} s") from None
+        else:
+            await self._gate.acquire()
+        try:
+            return await super().execute_command(*args, **kwargs)
+        finally:
+            self._gate.release()
 
 
 def connect(url: str, *, cluster: bool | None = None, **options: Any) -> Redis | RedisCluster:

@@ -135,12 +135,14 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
 
         ``redis+cluster://h1:7000,h2:7001`` (or ``cluster=True``, or ``REDIS_CLUSTER=1``
         when ``cluster`` is None) makes it a Redis Cluster client (:mod:`store.connect`):
-        then ``pool_size`` bounds the connections to each node, and a call finding them
-        all busy fails at once (``MaxConnectionsError``, one of :data:`store.UNAVAILABLE`).
+        then at most ``pool_size`` commands run at once (the next waits ``pool_timeout``
+        s, then raises ``MaxConnectionsError``, one of :data:`store.UNAVAILABLE`).
         """
         if wants_cluster(url, cluster):
-            client = connect(url, cluster=True, max_connections=pool_size, socket_timeout=timeout,
-                             socket_connect_timeout=timeout, decode_responses=True, **driver_kwargs())
+            client = connect(url, cluster=True, max_in_flight=pool_size, in_flight_wait=pool_timeout,
+                             max_connections=pool_size + 16,  # room for pipelines and pub/sub beside
+                             socket_timeout=timeout, socket_connect_timeout=timeout,
+                             decode_responses=True, **driver_kwargs())
             return cls(client, prefix=prefix, **kwargs)
         pool = BlockingConnectionPool.from_url(
             url,

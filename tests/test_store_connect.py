@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from conftest import CLUSTER_URL
 from redis.asyncio import Redis
@@ -71,3 +73,27 @@ def _seats():
     from store import Seat
 
     return [Seat(seat=f"u{i}", user_id=i, name=f"P{i}") for i in (1, 2)]
+
+
+@cluster_only
+@pytest.mark.redis
+async def test_a_burst_beyond_the_cluster_pool_waits_its_turn_then_fails_as_unavailable(real_store):
+    from redis.exceptions import MaxConnectionsError
+
+    from store import UNAVAILABLE
+    from store.connect import connect
+
+    client = connect(CLUSTER_URL, max_in_flight=2, in_flight_wait=0.05, decode_responses=True)
+    key = real_store.keys.once("gate", "empty")
+    try:
+        blocking = [asyncio.create_task(client.blpop([key], timeout=2)) for _ in range(2)]
+        while client._gate._value:  # both permits taken by the blocked pops
+            await asyncio.sleep(0.01)
+        with pytest.raises(MaxConnectionsError) as caught:
+            await client.get(key)
+        assert isinstance(caught.value, UNAVAILABLE)
+        await real_store.redis.rpush(key, "a", "b")  # the pops return: their permits come back
+        assert sorted([(await t)[1] for t in blocking]) == ["a", "b"]
+        assert await client.get(key) is None
+    finally:
+        await client.aclose()
