@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench lint system-deps install redis clean
+.PHONY: run test test-cluster bench lint system-deps install redis clean
 
 run: install
 	$(PY) -m webapp --local
@@ -14,6 +14,12 @@ run: install
 test: system-deps install redis
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# The store suite (and the two-process cluster tests) on a throwaway Redis Cluster:
+# 3 primaries + 3 replicas on free loopback ports, stopped by pid afterwards (scripts/redis_cluster.py).
+CLUSTER_TESTS ?= tests/test_store_*.py tests/test_webapp_limits.py $(wildcard tests/test_cluster*.py)
+test-cluster: system-deps install
+	$(PY) scripts/redis_cluster.py --primaries 3 --replicas 1 -- $(PY) -m pytest -q -m redis $(CLUSTER_TESTS) $(PYTEST_ARGS)
 
 bench: install
 	$(PY) -m pip install -q -e '.[bench]'

@@ -137,5 +137,7 @@ class StoreBase:
     _claim: AsyncScript
     _release: AsyncScript
     _record: AsyncScript
+    _bucket: AsyncScript
+    _sockets: AsyncScript
     _group_ready: bool
     _pending_done: set[str]

@@ -20,7 +20,17 @@ UNAVAILABLE: tuple[type[BaseException], ...] = (redis.exceptions.ConnectionError
 
 
 async def redis_answers(url: str, timeout: float = 1.0) -> bool:
-    """True when a Redis at ``url`` answers PING within ``timeout`` seconds."""
+    """True when a Redis at ``url`` answers PING within ``timeout`` seconds.
+
+    A cluster URL (:mod:`store.connect`) is asked at its first node: a cluster node
+    answers PING like any server.
+    """
+    from store.connect import split_cluster_url
+
+    try:
+        url = split_cluster_url(url)[0]
+    except ValueError:
+        return False
     client = aioredis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
     try:
         return bool(await asyncio.wait_for(client.ping(), timeout))

@@ -14,6 +14,8 @@ key                                            type       contents / lifetime
 ``P:{c:<chat>}:lobbies`` / ``:tables``         zset       lobby / table ids of a chat, score = created (epoch s); stale ids pruned on read, 90 d trimmed
 ``P:{u:<user>}:tables``                        zset       table ids of a user, score = created
 ``P:{u:<user>}:notice``                        string     the user's live "your turn" message: ``{message_id, tables, at}`` JSON; 48 h
+``P:{u:<user>}:rate``                          hash       the user's action token bucket ``t``, ``at`` (all processes); expires once full
+``P:{u:<user>}:sockets``                       zset       the user's open WebSockets, socket id → lease end (epoch s)
 ``P:users``                                    hash       user id → User JSON (no TTL)
 ``P:unreachable``                              set        user ids that blocked the bot
 ``P:flags:<name>``                             set        durable membership flags (e.g. ``lang_explicit``: users who chose via /lang)
@@ -75,6 +77,13 @@ class Keys:
 
     def turn_notice(self, user_id: int) -> str:
         return f"{self.prefix}:{{u:{user_id}}}:notice"
+
+    # --- per-user limits across processes (store.limits) ---------------------------
+    def action_bucket(self, user_id: int) -> str:
+        return f"{self.prefix}:{{u:{user_id}}}:rate"
+
+    def user_sockets(self, user_id: int) -> str:
+        return f"{self.prefix}:{{u:{user_id}}}:sockets"
 
     # --- users -------------------------------------------------------------------
     @property

@@ -7,10 +7,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class StoreSettings(BaseSettings):
-    """``REDIS_URL`` (default ``redis://127.0.0.1:6379/0``), ``KARTY_PREFIX`` (key prefix, ``karty``)
-    and the service's bounds on Redis: ``REDIS_POOL_SIZE`` connections per process (48),
-    ``REDIS_TIMEOUT`` s per read or write (2.0), ``REDIS_POOL_TIMEOUT`` s waiting for a
-    free connection (0.5); past a bound a call fails and the web app answers 503.
+    """``REDIS_URL`` (default ``redis://127.0.0.1:6379/0``; ``redis+cluster://h1:7000,h2:7001`` for a
+    Redis Cluster), ``REDIS_CLUSTER`` (``1``: treat ``REDIS_URL`` as one node of a cluster; see
+    :mod:`store.connect`), ``KARTY_PREFIX`` (key prefix, ``karty``) and the service's bounds
+    on Redis: ``REDIS_POOL_SIZE`` connections per process (48), ``REDIS_TIMEOUT`` s per read
+    or write (2.0), ``REDIS_POOL_TIMEOUT`` s waiting for a free connection (0.5); past a
+    bound a call fails and the web app answers 503.
     """
 
     model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
@@ -18,6 +20,7 @@ class StoreSettings(BaseSettings):
     redis_url: str = Field(
         "redis://127.0.0.1:6379/0", validation_alias=AliasChoices("REDIS_URL", "redis_url")
     )
+    redis_cluster: bool = Field(False, validation_alias=AliasChoices("REDIS_CLUSTER", "redis_cluster"))
     prefix: str = Field("karty", validation_alias=AliasChoices("KARTY_PREFIX", "prefix"))
     pool_size: int = Field(48, ge=2, validation_alias=AliasChoices("REDIS_POOL_SIZE", "pool_size"))
     timeout: float = Field(2.0, gt=0, validation_alias=AliasChoices("REDIS_TIMEOUT", "timeout"))

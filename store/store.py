@@ -16,6 +16,7 @@ module                 concern
 :mod:`store.outbox`    the bot's notifications stream (S5)
 :mod:`store.ratings`   the ledger and the leaderboards (S6)
 :mod:`store.notices`   each player's live "your turn" message (S5)
+:mod:`store.limits`    per-user action rate and open sockets, across processes
 =====================  ==========================================================
 """
 
@@ -27,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.cluster import RedisCluster
 
 from store.common import (
     BYS,
@@ -52,9 +54,11 @@ from store.common import (
     _lua,
     driver_kwargs,
 )
+from store.connect import connect, is_cluster, wants_cluster
 from store.events import Events
 from store.flags import Flags
 from store.keys import Keys
+from store.limits import Limits
 from store.lobbies import Lobbies
 from store.notices import Notices
 from store.outbox import Outbox
@@ -86,14 +90,14 @@ __all__ = [
 ]
 
 
-class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, Ratings, Notices):
+class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, Ratings, Notices, Limits):
     """Karty's Redis store (docs/CONTRACTS.md §2).
 
-    ``redis``: a ``redis.asyncio.Redis`` (``decode_responses`` either way);
+    ``redis``: a ``redis.asyncio.Redis`` or ``RedisCluster`` (``decode_responses`` either way);
     ``prefix``: the key prefix; ``clock``: epoch seconds (tests pass a fake one).
     """
 
-    def __init__(self, redis: Redis, prefix: str = "karty", *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, redis: Redis | RedisCluster, prefix: str = "karty", *, clock: Callable[[], float] = time.time) -> None:
         self.redis = redis
         self.keys = Keys(prefix)
         self.clock = clock
@@ -104,6 +108,8 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         self._claim = redis.register_script(_lua("claim.lua"))
         self._release = redis.register_script(_lua("release.lua"))
         self._record = redis.register_script(_lua("record.lua"))
+        self._bucket = redis.register_script(_lua("bucket.lua"))
+        self._sockets = redis.register_script(_lua("sockets.lua"))
         self._group_ready = False
         self._pending_done: set[str] = set()
 
@@ -116,6 +122,7 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         pool_size: int = POOL_SIZE,
         timeout: float = CALL_TIMEOUT,
         pool_timeout: float = POOL_TIMEOUT,
+        cluster: bool | None = None,
         **kwargs: Any,
     ) -> Store:
         """A store on a new, bounded connection pool to ``url`` (``redis://host:port/db``).
@@ -125,7 +132,18 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         each read or write on a connection at most ``timeout`` s. Either bound exceeded
         raises one of :data:`store.UNAVAILABLE` (the web app answers 503 ``unavailable``).
         :meth:`warm` opens the connections before traffic arrives.
+
+        ``redis+cluster://h1:7000,h2:7001`` (or ``cluster=True``, or ``REDIS_CLUSTER=1``
+        when ``cluster`` is None) makes it a Redis Cluster client (:mod:`store.connect`):
+        then at most ``pool_size`` commands run at once (the next waits ``pool_timeout``
+        s, then raises ``MaxConnectionsError``, one of :data:`store.UNAVAILABLE`).
         """
+        if wants_cluster(url, cluster):
+            client = connect(url, cluster=True, max_in_flight=pool_size, in_flight_wait=pool_timeout,
+                             max_connections=pool_size + 16,  # room for pipelines and pub/sub beside
+                             socket_timeout=timeout, socket_connect_timeout=timeout,
+                             decode_responses=True, **driver_kwargs())
+            return cls(client, prefix=prefix, **kwargs)
         pool = BlockingConnectionPool.from_url(
             url,
             max_connections=pool_size,
@@ -142,6 +160,9 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         load the scripts; returns how many were opened. A new connection costs a TCP
         handshake and a ``HELLO``/``CLIENT SETINFO`` exchange: better at start than under load.
         """
+        if is_cluster(self.redis):
+            await self.redis.initialize()  # discover the nodes and slots; scripts load on first use per node
+            return len(self.redis.get_primaries())
         pool = self.redis.connection_pool
         n = min(connections or pool.max_connections, pool.max_connections)
         taken = []
@@ -153,7 +174,8 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         finally:
             for conn in taken:
                 await pool.release(conn)
-        for script in (self._commit, self._cas, self._schedule, self._claim, self._release, self._record):
+        for script in (self._commit, self._cas, self._schedule, self._claim, self._release, self._record,
+                       self._bucket, self._sockets):
             await self.redis.script_load(script.script)
         return len(taken)
 

@@ -10,6 +10,11 @@ Redis:
 * ``store`` — parametrized over both (``[fake]`` and ``[real]``).
 * ``store_factory`` — ``await store_factory(kind)`` makes another Store on the same
   backend and prefix as the test's ``store`` (a second process, a restart).
+
+Redis Cluster (``make test-cluster``, :mod:`scripts.redis_cluster`): when
+``KARTY_TEST_CLUSTER`` names a cluster (``redis+cluster://h1:p1,...``), ``redis_url`` is
+that URL, ``store`` runs on it only (``[cluster]``; fakeredis is ``make test``'s) and
+``real_store`` is a cluster Store.
 """
 
 from __future__ import annotations
@@ -24,11 +29,14 @@ import pytest_asyncio
 
 _real_redis_ok: bool | None = None
 
+#: The Redis Cluster of ``make test-cluster`` (None: the single Redis of ``make test``).
+CLUSTER_URL: str | None = os.environ.get("KARTY_TEST_CLUSTER") or None
+
 
 @pytest.fixture(scope="session")
 def redis_url() -> str:
-    """Where the real Redis is: ``REDIS_URL`` or ``redis://127.0.0.1:6379/0``."""
-    return os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    """Where the real Redis is: ``KARTY_TEST_CLUSTER``, ``REDIS_URL`` or ``redis://127.0.0.1:6379/0``."""
+    return CLUSTER_URL or os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
 def real_redis_answers(url: str) -> bool:
@@ -38,7 +46,9 @@ def real_redis_answers(url: str) -> bool:
         import redis
 
         try:
-            client = redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1)
+            from store.connect import split_cluster_url
+
+            client = redis.Redis.from_url(split_cluster_url(url)[0], socket_connect_timeout=1, socket_timeout=1)
             _real_redis_ok = bool(client.ping())
             client.close()
         except Exception:
@@ -64,7 +74,7 @@ class _Backend:
     async def new_store(self):
         from store import Store
 
-        if self.kind == "real":
+        if self.kind in ("real", "cluster"):
             st = Store.from_url(self.url, prefix=self.prefix)
         else:
             import fakeredis
@@ -77,11 +87,11 @@ class _Backend:
         return st
 
     async def cleanup(self) -> None:
-        if self.kind == "real" and self.stores:
-            from redis.asyncio import Redis
+        if self.kind in ("real", "cluster") and self.stores:
+            from store.connect import connect
 
-            r = Redis.from_url(self.url)
-            try:
+            r = connect(self.url)
+            try:  # on a cluster: SCAN visits every primary, DEL is split by slot
                 keys = [k async for k in r.scan_iter(match=f"{self.prefix}:*", count=1000)]
                 if keys:
                     await r.delete(*keys)
@@ -93,7 +103,7 @@ class _Backend:
 
 
 async def _backend(kind: str, url: str) -> AsyncIterator[_Backend]:
-    if kind == "real" and not real_redis_answers(url):
+    if kind in ("real", "cluster") and not real_redis_answers(url):
         pytest.skip(f"no Redis answers at {url}")
     backend = _Backend(kind, url)
     try:
@@ -102,7 +112,13 @@ async def _backend(kind: str, url: str) -> AsyncIterator[_Backend]:
         await backend.cleanup()
 
 
-@pytest_asyncio.fixture(params=["fake", pytest.param("real", marks=pytest.mark.redis)])
+_BACKENDS = (
+    [pytest.param("cluster", marks=pytest.mark.redis)] if CLUSTER_URL
+    else ["fake", pytest.param("real", marks=pytest.mark.redis)]
+)
+
+
+@pytest_asyncio.fixture(params=_BACKENDS)
 async def store_backend(request, redis_url) -> AsyncIterator[_Backend]:
     """The backend of ``store``: fakeredis or the real Redis, unique prefix, cleaned up."""
     async for backend in _backend(request.param, redis_url):
@@ -124,7 +140,7 @@ async def store_factory(store_backend) -> Callable[[], Awaitable]:
 @pytest_asyncio.fixture
 async def real_store(redis_url):
     """A Store on the real Redis only (skipped when none answers), own prefix, cleaned up."""
-    async for backend in _backend("real", redis_url):
+    async for backend in _backend("cluster" if CLUSTER_URL else "real", redis_url):
         yield await backend.new_store()
 
 

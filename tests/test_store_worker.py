@@ -136,6 +136,7 @@ async def test_timer_off_sets_no_deadline_for_people(store):
 
 
 async def test_computer_seats_move_after_a_short_delay_and_their_game_is_unrated(store):
+    store.clock = lambda: 1_800_000_000.0  # the table's first due time is measured from its creation
     table = await store.create_table(game="prsi", seats=people(1) + computers(2), settings=OFF, seed=21)
     assert not table.rated
     now = store.clock()

@@ -233,7 +233,7 @@ async def post_action(request: web.Request) -> web.Response:
     ``game_over``), 429 ``too_fast`` (with ``Retry-After`` and ``retry_after``).
     """
     who = await identify(request)
-    wait = request.app[LIMITER].take(who.id)
+    wait = await request.app[LIMITER].take(who.id)
     if wait > 0:
         raise ApiError(
             429,

@@ -27,8 +27,8 @@ from webapp import api, local, openapi, ws
 from webapp.admission import Admission, admission_middleware
 from webapp.auth import Authenticator, new_local_key
 from webapp.errors import error_middleware
-from webapp.keys import ADMISSION, AUTH, LIMITER, SETTINGS, SOCKETS, STORE
-from webapp.ratelimit import TokenBuckets
+from webapp.keys import ADMISSION, AUTH, LEASES, LIMITER, SETTINGS, SOCKETS, STORE
+from webapp.ratelimit import SharedBuckets, SocketLeases
 from webapp.settings import WebSettings
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,8 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
     app[SETTINGS] = settings
     app[STORE] = store
     app[AUTH] = Authenticator(settings.token or new_local_key(), store, max_age=settings.init_data_max_age)
-    app[LIMITER] = TokenBuckets(settings.action_rate, settings.action_burst)
+    app[LIMITER] = SharedBuckets(store, settings.action_rate, settings.action_burst)
+    app[LEASES] = SocketLeases(store, settings.ws_per_user)
     app[SOCKETS] = weakref.WeakSet()
 
     app.cleanup_ctx.append(ws.hub_ctx)

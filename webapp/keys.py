@@ -12,14 +12,15 @@ if TYPE_CHECKING:
     from webapp.admission import Admission
     from webapp.auth import Authenticator
     from webapp.presence import Presence
-    from webapp.ratelimit import TokenBuckets
+    from webapp.ratelimit import SharedBuckets, SocketLeases
     from webapp.settings import WebSettings
     from webapp.ws import Hub
 
 SETTINGS: web.AppKey[WebSettings] = web.AppKey("karty.settings")
 STORE: web.AppKey[Any] = web.AppKey("karty.store")  # store.Store
 AUTH: web.AppKey[Authenticator] = web.AppKey("karty.auth")
-LIMITER: web.AppKey[TokenBuckets] = web.AppKey("karty.limiter")
+LIMITER: web.AppKey[SharedBuckets] = web.AppKey("karty.limiter")
+LEASES: web.AppKey[SocketLeases] = web.AppKey("karty.socket_leases")
 HUB: web.AppKey[Hub] = web.AppKey("karty.hub")
 SOCKETS: web.AppKey[weakref.WeakSet[web.WebSocketResponse]] = web.AppKey("karty.sockets")
 PRESENCE: web.AppKey[Presence] = web.AppKey("karty.presence")

@@ -35,7 +35,7 @@ class WebSettings(BaseSettings):
     # Limits (seldom changed; tests lower some of them).
     init_data_max_age: int = Field(24 * 3600, alias="INIT_DATA_MAX_AGE", description="seconds")
     client_max_size: int = Field(16 * 1024, alias="CLIENT_MAX_SIZE", description="bytes per request body")
-    action_rate: float = Field(10.0, alias="ACTION_RATE", description="actions per second per user")
+    action_rate: float = Field(10.0, alias="ACTION_RATE", description="actions per second per user (all processes)")
     action_burst: int = Field(20, alias="ACTION_BURST", description="token bucket size")
     ws_max_msg_size: int = Field(8 * 1024, alias="WS_MAX_MSG_SIZE")
     ws_auth_timeout: float = Field(10.0, alias="WS_AUTH_TIMEOUT", description="seconds to send the auth message")
@@ -44,7 +44,7 @@ class WebSettings(BaseSettings):
     ws_send_queue: int = Field(8, alias="WS_SEND_QUEUE", description="messages queued per socket before collapsing")
     ws_send_timeout: float = Field(15.0, alias="WS_SEND_TIMEOUT", description="a send stuck longer closes the socket")
     ws_resync_seconds: float = Field(5.0, alias="WS_RESYNC_SECONDS", description="poll for versions pub/sub lost")
-    ws_per_user: int = Field(12, alias="WS_PER_USER", description="open sockets per user and process")
+    ws_per_user: int = Field(12, alias="WS_PER_USER", description="open sockets per user (all processes)")
     presence_ttl: int = Field(30, alias="PRESENCE_TTL")
     presence_flush: float = Field(0.25, alias="PRESENCE_FLUSH", description="seconds between presence batches")
     admit_limit: int = Field(64, alias="ADMIT_LIMIT", ge=1, description="requests served at once per process")

@@ -42,7 +42,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 import engine
 from webapp.auth import Identity
 from webapp.errors import ApiError, dumps
-from webapp.keys import ADMISSION_RELEASE, AUTH, HUB, PRESENCE, SETTINGS, SOCKETS, STORE
+from webapp.keys import ADMISSION_RELEASE, AUTH, HUB, LEASES, PRESENCE, SETTINGS, SOCKETS, STORE
 from webapp.presence import Presence
 
 log = logging.getLogger(__name__)
@@ -412,13 +412,14 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
             except Exception:  # after the upgrade no HTTP answer is possible: close instead
                 log.exception("ws %s: auth failed", table_id)
                 return await _fail(ws, WSCloseCode.INTERNAL_ERROR, "internal", "internal error")
-        if app[HUB].count(who.id) >= settings.ws_per_user:
-            return await _fail(ws, CLOSE_TOO_MANY, "too_many", "too many open connections")
-        try:
-            await _serve(ws, request, table_id, who, since)
-        except Exception:
-            log.exception("ws %s: serving user %s failed", table_id, who.id)
-            await _fail(ws, WSCloseCode.INTERNAL_ERROR, "internal", "internal error")
+        async with app[LEASES].hold(who.id) as admitted:  # the cap counts every process's sockets
+            if not admitted:
+                return await _fail(ws, CLOSE_TOO_MANY, "too_many", "too many open connections")
+            try:
+                await _serve(ws, request, table_id, who, since)
+            except Exception:
+                log.exception("ws %s: serving user %s failed", table_id, who.id)
+                await _fail(ws, WSCloseCode.INTERNAL_ERROR, "internal", "internal error")
     finally:
         app[SOCKETS].discard(ws)
         if not ws.closed:

@@ -1,0 +1,138 @@
+"""Which Redis client a URL means: one server, or a Redis Cluster (redis-py's asyncio ``RedisCluster``).
+
+=========================================================  ======================================
+``REDIS_URL``                                              client
+=========================================================  ======================================
+``redis://host:6379/0``, ``rediss://…``                    ``redis.asyncio.Redis`` (one server)
+``redis+cluster://h1:7000,h2:7001``, ``rediss+cluster://``  ``RedisCluster``; the nodes named are
+                                                           where it starts to discover the rest
+``redis://h1:7000`` with ``REDIS_CLUSTER=1``               ``RedisCluster`` from that one node
+=========================================================  ======================================
+
+Credentials and query options go where redis-py expects them
+(``redis+cluster://user:secret@h1:7000,h2:7001/?ssl_cert_reqs=none``); a cluster has only
+database 0. Part of ``store/``, the only package that talks to Redis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.exceptions import MaxConnectionsError
+
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+
+
+def cluster_env() -> bool:
+    """``REDIS_CLUSTER`` is set to a true value (``1``, ``true``, …; :class:`store.StoreSettings`)."""
+    from store.settings import StoreSettings
+
+    return StoreSettings().redis_cluster
+
+
+def wants_cluster(url: str, cluster: bool | None = None) -> bool:
+    """Whether ``url`` (or ``cluster``, or else ``REDIS_CLUSTER``) asks for a cluster client."""
+    if url.split("://", 1)[0].lower() in CLUSTER_SCHEMES:
+        return True
+    return cluster_env() if cluster is None else cluster
+
+
+def split_cluster_url(url: str) -> tuple[str, list[tuple[str, int]]]:
+    """``redis+cluster://u:p@h1:7000,h2:7001/?q`` → (``redis://u:p@h1:7000/?q``, ``[(h1, 7000), (h2, 7001)]``).
+
+    A plain ``redis://`` URL gives itself and its one node. Raises ``ValueError`` for a
+    URL without hosts or with a port that is not a number.
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        raise ValueError(f"not a Redis URL: {url!r}")
+    base = CLUSTER_SCHEMES.get(scheme.lower(), scheme)
+    cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
+    netloc, tail = rest[:cut], rest[cut:]
+    userinfo, at, hosts = netloc.rpartition("@")
+    nodes: list[tuple[str, int]] = []
+    for part in hosts.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        host, colon, port = part.rpartition(":")
+        if not colon:
+            host, port = part, "6379"
+        host = host.strip("[]")
+        if not host or not port.isdigit():
+            raise ValueError(f"bad cluster node {part!r} in the Redis URL")
+        nodes.append((host, int(port)))
+    if not nodes:
+        raise ValueError("the Redis URL names no host")
+    first = f"{nodes[0][0]}:{nodes[0][1]}" if ":" not in nodes[0][0] else f"[{nodes[0][0]}]:{nodes[0][1]}"
+    return f"{base}://{userinfo}{at}{first}{tail}", nodes
+
+
+class Cluster(RedisCluster):
+    """redis-py's asyncio ``RedisCluster`` with two changes for a service under load.
+
+    * It learns the cluster's layout before it routes a command. redis-py 8.1 looks up
+      a command's keys on a startup node before its first discovery of the cluster;
+      many coroutines doing that at once while the discovery recycles the startup
+      node's connections can hand one connection to two of them (``'NoneType' object
+      has no attribute 'writelines'``). Finishing the discovery first (under the
+      client's own lock) avoids that.
+    * ``max_in_flight`` commands at most run at once; the next waits up to
+      ``in_flight_wait`` seconds for one to finish, then fails with
+      ``MaxConnectionsError`` (a ``ConnectionError``), as the single-server client's
+      blocking pool does. Without it, a burst beyond a node's ``max_connections``
+      fails at once.
+    """
+
+    def __init__(self, *args: Any, max_in_flight: int | None = None, in_flight_wait: float = 0.5,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._gate = asyncio.Semaphore(max_in_flight) if max_in_flight else None
+        self._gate_wait = in_flight_wait
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        if self._initialize:
+            await self.initialize()
+        if self._gate is None:
+            return await super().execute_command(*args, **kwargs)
+        if self._gate.locked():
+            try:
+                async with asyncio.timeout(self._gate_wait):
+                    await self._gate.acquire()
+            except TimeoutError:
+                raise MaxConnectionsError(f"no Redis connection free within {self._gate_wait} s") from None
+        else:
+            await self._gate.acquire()
+        try:
+            return await super().execute_command(*args, **kwargs)
+        finally:
+            self._gate.release()
+
+
+def connect(url: str, *, cluster: bool | None = None, **options: Any) -> Redis | RedisCluster:
+    """A new client for ``url``: a ``RedisCluster`` when :func:`wants_cluster`, else a ``Redis``.
+
+    ``options`` (``decode_responses``, ``socket_timeout``, …) go to the client; for a
+    cluster they apply to each node's connections.
+    """
+    if not wants_cluster(url, cluster):
+        return Redis.from_url(url, **options)
+    single, nodes = split_cluster_url(url)
+    return Cluster.from_url(single, startup_nodes=[ClusterNode(h, p) for h, p in nodes], **options)
+
+
+def is_cluster(client: Any) -> bool:
+    """Whether ``client`` is a cluster client (scans and reads must then visit every primary)."""
+    return isinstance(client, RedisCluster)
+
+
+def display_url(url: str) -> str:
+    """``url`` without its password (for logs); works for cluster URLs with several hosts."""
+    scheme, sep, rest = url.partition("://")
+    userinfo, at, hosts = rest.rpartition("@")
+    if at and ":" in userinfo:
+        userinfo = userinfo.split(":", 1)[0] + ":***"
+    return f"{scheme}{sep}{userinfo}{at}{hosts}"
