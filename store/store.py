@@ -16,6 +16,7 @@ module                 concern
 :mod:`store.outbox`    the bot's notifications stream (S5)
 :mod:`store.ratings`   the ledger and the leaderboards (S6)
 :mod:`store.notices`   each player's live "your turn" message (S5)
+:mod:`store.rematch`   "Play again": a finished table's next match (issue 15)
 =====================  ==========================================================
 """
 
@@ -60,6 +61,7 @@ from store.notices import Notices
 from store.outbox import Outbox
 from store.presence import Presence
 from store.ratings import Ratings
+from store.rematch import Rematches
 from store.schedule import Schedule
 from store.tables import Tables
 from store.users import Users
@@ -86,7 +88,7 @@ __all__ = [
 ]
 
 
-class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, Ratings, Notices):
+class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, Ratings, Notices, Rematches):
     """Karty's Redis store (docs/CONTRACTS.md §2).
 
     ``redis``: a ``redis.asyncio.Redis`` (``decode_responses`` either way);
