@@ -233,6 +233,12 @@ const T = {
     r_pv_drawn: "Only the card you just drew, or keep it",
     r_pv_rank: "The Jack asked for {rank}: play one, a Queen or a Jack, or draw",
     r_pv_group: "A group is of one rank",
+    // Play again (issue 15)
+    play_again: "Play again",
+    rematch_in: "You are in",
+    rematch_waiting: "Waiting for the others: {n} of {of} seated",
+    rematch_asked: "Ready to play again: {names}",
+    rematch_started: "The next match has started without you",
   },
   cs: {
     app: "Karty",
@@ -458,6 +464,12 @@ const T = {
     r_pv_drawn: "Jen právě líznutá karta, nebo si ji nechte",
     r_pv_rank: "Spodek chce {rank}: zahrajte tu hodnotu, svrška nebo spodka, nebo lízněte",
     r_pv_group: "Naráz jen karty stejné hodnoty",
+    // Play again (issue 15)
+    play_again: "Hrát znovu",
+    rematch_in: "Jste ve hře",
+    rematch_waiting: "Čeká se na ostatní: sedí {n} z {of}",
+    rematch_asked: "Znovu chtějí hrát: {names}",
+    rematch_started: "Další hra začala bez vás",
   },
   ru: {
     app: "Карты",
@@ -683,6 +695,12 @@ const T = {
     r_pv_drawn: "Только что взятая карта — или оставьте её",
     r_pv_rank: "Валет заказал {rank}: положите такую карту, даму или валета, или возьмите карту",
     r_pv_group: "Вместе — только карты одного достоинства",
+    // Play again (issue 15)
+    play_again: "Сыграть ещё",
+    rematch_in: "Вы в игре",
+    rematch_waiting: "Ждём остальных: сели {n} из {of}",
+    rematch_asked: "Сыграть ещё хотят: {names}",
+    rematch_started: "Следующая партия началась без вас",
   },
 };
 
