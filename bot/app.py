@@ -70,6 +70,7 @@ class BotRuntime:
         self.lang_prefs = LanguagePrefs(store)
         self.notifier = Notifier(self.bot, store, self.sender, self.i18n, settings,
                                  consumer=settings.notifier_consumer)
+        self.notifier.lobbies = self.lobbies  # "Play again" lobbies are posted and edited by it
         self.dp = self._dispatcher()
         self._tasks: list[asyncio.Task[Any]] = []
         self._stop = asyncio.Event()

@@ -1,7 +1,7 @@
 """Typed callback data of every inline button (``CallbackData``; never ``split(":")``).
 
 Packed forms stay far below Telegram's 64-byte limit: ``lb:<lobby>:<action>``,
-``lv:<lobby>:<variant>``, ``new:<game>``, ``lang:<code>``.
+``lv:<lobby>:<variant>``, ``rm:<table>:y|n``, ``new:<game>``, ``lang:<code>``.
 """
 
 from __future__ import annotations
@@ -36,6 +36,13 @@ class VariantCb(CallbackData, prefix="lv"):
 
     lobby: str
     variant: str
+
+
+class RematchCb(CallbackData, prefix="rm"):
+    """The final post's "Play again" (``answer="y"``) or "Not this time" (``"n"``) for ``table``."""
+
+    table: str
+    answer: str
 
 
 class NewCb(CallbackData, prefix="new"):

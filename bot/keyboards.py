@@ -15,7 +15,7 @@ from aiogram.utils.deep_linking import create_deep_link
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot import texts
-from bot.callbacks import LangCb, LobbyAction, LobbyCb, NewCb, VariantCb
+from bot.callbacks import LangCb, LobbyAction, LobbyCb, NewCb, RematchCb, VariantCb
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES
 from bot.settings import BotSettings
 
@@ -130,6 +130,16 @@ async def lobby_keyboard(bot: Bot, settings: BotSettings, lobby: Any, *, menu: s
     if not is_private(lobby.chat_id):
         username = await bot_username(bot)
         kb.row(InlineKeyboardButton(text=texts.open_label(), url=_link(username, "start", lobby.id)))
+    return kb.as_markup()
+
+
+def rematch_keyboard(table_id: str) -> InlineKeyboardMarkup:
+    """Under the final table: "Play again" and "Not this time" (issue 15)."""
+    kb = InlineKeyboardBuilder()
+    kb.row(
+        InlineKeyboardButton(text=texts.rematch_button("y"), callback_data=RematchCb(table=table_id, answer="y").pack()),
+        InlineKeyboardButton(text=texts.rematch_button("n"), callback_data=RematchCb(table=table_id, answer="n").pack()),
+    )
     return kb.as_markup()
 
 

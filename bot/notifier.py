@@ -15,7 +15,10 @@ Entries (docs/CONTRACTS.md §2, ``store.outbox_read``), all with ``table``,
   the list, and the message reads "done" once nothing waits;
 * ``round`` (``round``, ``round_points``, ``points``, ``winner``, ``names``) → Prší round
   result in the chat;
-* ``end`` (``places``, ``balances``, ``names``, ``rated``) → the final table in the chat.
+* ``end`` (``places``, ``balances``, ``names``, ``rated``) → the final table in the chat,
+  with "Play again" / "Not this time" (issue 15);
+* ``lobby`` (``lobby_id``) → a "Play again" lobby changed: its lobby message is posted
+  once into the chat, then edited (:class:`bot.lobbies.LobbyMessages`).
 
 Chat posts go into the table's forum topic; when Telegram answers that the topic is
 closed or deleted, the post goes to the chat's general thread with a note saying where
@@ -79,6 +82,7 @@ class Notifier:
         self.queued = 0
         self._lanes: dict[Any, asyncio.Queue[tuple[str, dict[str, Any]]]] = {}
         self._workers: dict[Any, asyncio.Task[None]] = {}
+        self.lobbies: Any = None  # bot.lobbies.LobbyMessages, set by the runtime ("Play again" lobbies)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Loop until ``stop`` is set: read a batch, handle it, acknowledge each entry.
@@ -234,6 +238,10 @@ class Notifier:
             if entry.get("chat_id") is None:
                 return
             await self.chat_event(kind, entry)
+            if kind == "start" and entry.get("lobby_id") and self.lobbies is not None:
+                self.lobbies.touch(entry["lobby_id"])  # its lobby message now says the game is on
+        elif kind == "lobby":
+            await self.lobby_event(entry)
         else:
             log.warning("unknown outbox entry %r", entry)
 
@@ -298,12 +306,26 @@ class Notifier:
                 if not info.get("points"):
                     info["points"] = await self._points(entry["table"])
                 text = texts.end_text(table, info)
+                markup = keyboards.rematch_keyboard(entry["table"])  # issue 15: Play again
             note = texts.topic_moved_text()
         thread_id = await self._thread(entry)
         posted = await self.sender.post(chat_id, text, thread_id=thread_id, reply_markup=markup, moved_note=note)
         if posted.moved:
             await self.topics.mark(entry.get("table"))
         await self.posts.mark(post)  # after sending: a crash in between repeats the post rather than lose it
+
+    async def lobby_event(self, entry: dict[str, Any]) -> None:
+        """A "Play again" lobby changed: post its message once (the chat told once), else edit it."""
+        if self.lobbies is None or entry.get("chat_id") is None:
+            return
+        lobby = await self.store.get_lobby(entry["lobby_id"])
+        if lobby is None:
+            return
+        if lobby.message_id is None and not await self.posts.seen(f"lobby:{lobby.id}"):
+            await self.lobbies.post(lobby)
+            await self.posts.mark(f"lobby:{lobby.id}")
+        else:
+            self.lobbies.touch(lobby.id)
 
     async def _thread(self, entry: dict[str, Any]) -> int | None:
         """The table's forum topic, or None (the general thread) once the topic was found closed

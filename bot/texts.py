@@ -172,6 +172,10 @@ def lobby_text(lobby: Any, *, unreachable: Iterable[Any] = (), bot_username: str
     asks them to press Start in the bot's chat).
     """
     lines = [_("🃏 <b>{game}</b> · new table").format(game=game_name(lobby.game))]
+    if getattr(lobby, "rematch_of", None):
+        lines = [_("🔁 <b>{game}</b> · play again").format(game=game_name(lobby.game)),
+                 _("Same seats, the next dealer deals. Tap 🔁 Play again under the final table to sit down again;"
+                   " seats are kept for the last match's players for 2 minutes.")]
     total = lobby.settings.players
     lines.append(
         _("Players: {seated}/{total} · Turn time: {time}").format(
@@ -234,6 +238,10 @@ def lobby_button(action: str, *, seconds: int | None = None, players: int | None
     if action == "n":
         return ngettext("👥 {n} player", "👥 {n} players", players or 0).format(n=players)
     return labels[action]
+
+
+def rematch_button(answer: str) -> str:
+    return _("🔁 Play again") if answer == "y" else _("✖️ Not this time")
 
 
 def open_label() -> str:

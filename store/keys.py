@@ -11,6 +11,7 @@ key                                            type       contents / lifetime
 ``P:{g:<table>}:events``                       channel    pub/sub: ``{table, version, seat, by, events}`` after every commit
 ``P:{g:<table>}:here:<user>``                  string     presence heartbeat, short TTL (default 30 s)
 ``P:{l:<lobby>}:lobby``                        hash       ``version``, ``doc`` (lobby JSON); 1 h since the last change (S1)
+``P:{g:<table>}:rematch``                      string     the id of the finished table's "Play again" lobby; as long as the table
 ``P:{c:<chat>}:lobbies`` / ``:tables``         zset       lobby / table ids of a chat, score = created (epoch s); stale ids pruned on read, 90 d trimmed
 ``P:{u:<user>}:tables``                        zset       table ids of a user, score = created
 ``P:{u:<user>}:notice``                        string     the user's live "your turn" message: ``{message_id, tables, at}`` JSON; 48 h
@@ -64,6 +65,10 @@ class Keys:
     # --- lobbies ---------------------------------------------------------------
     def lobby(self, lobby_id: str) -> str:
         return f"{self.prefix}:{{l:{lobby_id}}}:lobby"
+
+    def rematch(self, table_id: str) -> str:
+        """The "Play again" lobby of a finished table (issue 15)."""
+        return f"{self.prefix}:{{g:{table_id}}}:rematch"
 
     # --- indexes -----------------------------------------------------------------
     def chat_lobbies(self, chat_id: int) -> str:

@@ -97,22 +97,39 @@ class Lobbies(StoreBase):
     async def join(self, lobby_id: str, user: User) -> Lobby:
         """Take the next free seat (S1). Idempotent: an already seated user changes nothing.
 
+        In a "Play again" lobby the seats of the old table's people who have not
+        answered yet are kept for them (``Lobby.held``), and the table starts by
+        itself once every seat is taken (:mod:`store.rematch`).
         Raises ``StoreError``: ``not_found``, ``started``, ``full``.
         """
+        now = self.clock()
 
         def change(lobby: Lobby) -> Lobby | None:
             if lobby.seat_of(user.id) is not None:
                 return None
             if lobby.table_id is not None:
                 raise StoreError("started")
-            if len(lobby.seats) >= lobby.settings.players:
+            held = lobby.held(now)
+            kept = 0 if user.id in held else len(held)
+            if len(lobby.seats) + kept >= lobby.settings.players:
                 raise StoreError("full")
             lobby.seats.append(Seat(seat=f"u{user.id}", user_id=user.id, name=user.name))
             return lobby
 
         lobby = await self._change_lobby(lobby_id, change)
         await self.save_user(user)
+        if lobby.rematch_of and lobby.table_id is None and len(lobby.seats) >= lobby.settings.players:
+            lobby = await self._start_when_full(lobby)
         return lobby
+
+    async def _start_when_full(self, lobby: Lobby) -> Lobby:
+        """A full "Play again" lobby starts by itself (once; a lost race reads the winner's)."""
+        try:
+            await self._start(lobby.id, None)
+        except StoreError as exc:
+            if exc.code != "started":
+                raise
+        return await self.get_lobby(lobby.id) or lobby
 
     async def leave(self, lobby_id: str, user_id: int) -> Lobby:
         """Give up the seat before the start. Idempotent. ``StoreError``: ``not_found``, ``started``."""
@@ -207,20 +224,27 @@ class Lobbies(StoreBase):
         drafted first and the lobby flips to it with a compare-and-set; the loser's
         draft is deleted and it raises ``StoreError("started")``. Other codes:
         ``not_found``, ``not_creator``, ``too_few`` (fewer than 2 seats).
+        A "Play again" lobby seats everyone where they sat before (newcomers in the
+        seats left open) and the next dealer deals (:func:`ordered_seats`).
         """
+        return await self._start(lobby_id, by_user_id, seed)
+
+    async def _start(self, lobby_id: str, by_user_id: int | None, seed: int | None = None) -> Table:
+        """:meth:`start`; ``by_user_id=None``: the store itself (a full "Play again" lobby)."""
         for _ in range(MAX_TRIES):
             lobby = await self.get_lobby(lobby_id)
             if lobby is None:
                 raise StoreError("not_found", f"lobby {lobby_id}")
-            if lobby.creator_id != by_user_id:
+            if by_user_id is not None and lobby.creator_id != by_user_id:
                 raise StoreError("not_creator")
             if lobby.table_id is not None:
                 raise StoreError("started")
             if len(lobby.seats) < PLAYER_LIMITS[lobby.game][0]:
                 raise StoreError("too_few")
+            seats, dealer = ordered_seats(lobby)
             table, doc, new_turns = await self._draft_table(
-                game=lobby.game, seats=lobby.seats, chat_id=lobby.chat_id, thread_id=lobby.thread_id,
-                settings=lobby.settings, seed=seed, lobby_id=lobby.id,
+                game=lobby.game, seats=seats, chat_id=lobby.chat_id, thread_id=lobby.thread_id,
+                settings=lobby.settings, seed=seed, lobby_id=lobby.id, dealer=dealer,
             )
             await self._set_due(doc)  # before the flip: a crash right after it loses no deadline
             await self._index(doc)  # … and the table is listed (a lost draft's ids are pruned on read)
@@ -237,3 +261,34 @@ class Lobbies(StoreBase):
             await self.redis.delete(self.keys.table(table.id))
             await self._set_due(doc, gone=True)
         raise StoreError("busy", f"lobby {lobby_id}")
+
+
+def ordered_seats(lobby: Lobby) -> tuple[list[Seat], str | None]:
+    """The seats of a table about to start, clockwise, and its first dealer (``None``: drawn).
+
+    A plain lobby: join order, dealer drawn at random (seeded). A "Play again" lobby
+    (issue 15): who sat at the old table sits where they sat (``order``), newcomers
+    take the places left open in turn, and the first dealer is the one at
+    ``dealer_pos`` (the seat after the old match's last dealer), or the next seat
+    clockwise that is taken when fewer play.
+    """
+    if not lobby.order:
+        return list(lobby.seats), None
+    by_id = {s.seat: s for s in lobby.seats}
+    newcomers = [s for s in lobby.seats if s.seat not in set(lobby.order)]
+    places: list[Seat | None] = []
+    for sid in lobby.order:
+        if sid in by_id:
+            places.append(by_id[sid])
+        else:
+            places.append(newcomers.pop(0) if newcomers else None)
+    places += newcomers
+    dealer = None
+    if lobby.dealer_pos is not None and places:
+        n = len(places)
+        for k in range(n):
+            seat = places[(lobby.dealer_pos + k) % n]
+            if seat is not None:
+                dealer = seat.seat
+                break
+    return [s for s in places if s is not None], dealer

@@ -105,10 +105,18 @@ class Seat(BaseModel):
 
 
 class Lobby(BaseModel):
-    """A lobby (S1): seats in join order, the creator first."""
+    """A lobby (S1): seats in join order, the creator first.
+
+    A "Play again" lobby of a finished table (:mod:`store.rematch`) also has
+    ``rematch_of`` (that table's id), ``order`` (its seat ids clockwise: who sits
+    where again), ``dealer_pos`` (the index in ``order`` of the first dealer: the
+    next one), ``reserved`` (user ids of its people who have not answered yet, whose
+    seats nobody else takes until ``reserved_until``, epoch s); ``chat_id`` is
+    ``None`` for a table outside any chat (local play).
+    """
 
     id: str
-    chat_id: int
+    chat_id: int | None
     thread_id: int | None = None
     game: str
     creator_id: int
@@ -117,10 +125,22 @@ class Lobby(BaseModel):
     table_id: str | None = None
     message_id: int | None = None
     version: int = 0
+    rematch_of: str | None = None
+    order: list[str] = Field(default_factory=list)
+    dealer_pos: int | None = None
+    reserved: list[int] = Field(default_factory=list)
+    reserved_until: float | None = None
 
     def seat_of(self, user_id: int) -> str | None:
         """The seat id of ``user_id`` here, or ``None``."""
         return next((s.seat for s in self.seats if s.user_id == user_id), None)
+
+    def held(self, now: float) -> list[int]:
+        """Rematch: user ids whose seats are still kept for them at ``now`` (not yet seated)."""
+        if self.reserved_until is None or now >= self.reserved_until:
+            return []
+        seated = {s.user_id for s in self.seats}
+        return [u for u in self.reserved if u not in seated]
 
 
 class Table(BaseModel):

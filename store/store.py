@@ -17,6 +17,7 @@ module                 concern
 :mod:`store.ratings`   the ledger and the leaderboards (S6)
 :mod:`store.notices`   each player's live "your turn" message (S5)
 :mod:`store.limits`    per-user action rate and open sockets, across processes
+:mod:`store.rematch`   "Play again": a finished table's next match (issue 15)
 =====================  ==========================================================
 """
 
@@ -64,6 +65,7 @@ from store.notices import Notices
 from store.outbox import Outbox
 from store.presence import Presence
 from store.ratings import Ratings
+from store.rematch import Rematches
 from store.schedule import Schedule
 from store.tables import Tables
 from store.users import Users
@@ -90,7 +92,8 @@ __all__ = [
 ]
 
 
-class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, Ratings, Notices, Limits):
+class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, Ratings, Notices, Limits,
+            Rematches):
     """Karty's Redis store (docs/CONTRACTS.md §2).
 
     ``redis``: a ``redis.asyncio.Redis`` or ``RedisCluster`` (``decode_responses`` either way);

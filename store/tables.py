@@ -79,7 +79,7 @@ class Tables(StoreBase):
 
     async def _draft_table(
         self, *, game: str, seats: list[Seat], chat_id: int | None, thread_id: int | None,
-        settings: LobbySettings | None, seed: int | None, lobby_id: str | None,
+        settings: LobbySettings | None, seed: int | None, lobby_id: str | None, dealer: str | None = None,
     ) -> tuple[Table, dict[str, Any], list[str]]:
         """Write a new table (version 0) without indexing or scheduling it."""
         if game not in PLAYER_LIMITS:
@@ -90,7 +90,8 @@ class Tables(StoreBase):
             raise StoreError("invalid", f"{game} takes {lo}-{hi} distinct seats")
         settings = (settings or LobbySettings.default(game)).model_copy(update={"players": len(players)})
         seed = secrets.randbits(63) if seed is None else int(seed)
-        dealer = random.Random(seed).choice(players)
+        if dealer not in players:  # a "Play again" table names its next dealer
+            dealer = random.Random(seed).choice(players)
         settings.check(game)
         options = {"variants": settings.variants} if settings.variants else None  # PV1–PV7
         state = engine.new_game(game, players, dealer=dealer, seed=seed, options=options)

@@ -53,3 +53,18 @@ async def test_local_table_with_variants_and_group_actions(aiohttp_client):
             assert events[0]["cards"] == action["cards"]
         if jack:
             assert events[0]["rank"] == jack["rank"]
+
+
+async def test_play_again_needs_a_finished_table_and_a_seat(aiohttp_client):
+    settings = WebSettings(redis_url=f"redis://127.0.0.1:{closed_port()}/0", local_play=True, bot_token=None,
+                           run_worker=False)
+    client = await aiohttp_client(await build(settings))
+    logins = [await (await client.post("/api/local/login", json={"name": n})).json() for n in ("Ann", "Bob")]
+    ann, bob = ({"Authorization": f"tma {x['init_data']}"} for x in logins)
+    made = await (await client.post("/api/local/tables", json={"game": "prsi", "players": 2}, headers=ann)).json()
+    url = f"/api/tables/{made['table']['id']}/rematch"
+    resp = await client.post(url, headers=ann)
+    assert resp.status == 400 and (await resp.json())["error"] == "invalid"  # the match is still on
+    assert (await (await client.get(url, headers=ann)).json()) == {"lobby": None, "table_id": None}
+    assert (await client.post(url, headers={})).status == 401
+    assert (await client.post(url.replace(made["table"]["id"], "nosuchtable"), headers=bob)).status == 404

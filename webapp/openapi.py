@@ -71,6 +71,15 @@ def _schemas() -> dict[str, Any]:
                 },
             },
             "View": {**obj, "description": "engine.view(state, seat): see CONTRACTS §1"},
+            "Rematch": {
+                "type": "object",
+                "required": ["lobby", "table_id"],
+                "properties": {
+                    "lobby": {"type": ["object", "null"],
+                              "description": "id, seats [{seat, name, computer}], players, held, seated, table_id"},
+                    "table_id": {"type": ["string", "null"], "description": "the next match once it runs"},
+                },
+            },
             "TableAnswer": {
                 "type": "object",
                 "required": ["table", "seat", "version", "deadline", "view"],
@@ -236,6 +245,25 @@ def document() -> dict[str, Any]:
                         "200": _json("ActionAnswer"),
                         **_errors(400, 401, 403, 404, 409, 413, 422, 429),
                     },
+                }
+            },
+            "/api/tables/{id}/rematch": {
+                "get": {
+                    "summary": "The finished table's Play again lobby, or null when nobody asked yet",
+                    "parameters": [TABLE_ID],
+                    "responses": {"200": _json("Rematch"), **_errors(401)},
+                },
+                "post": {
+                    "summary": "Play again: your seat in the finished table's next match (it starts when full)",
+                    "parameters": [TABLE_ID],
+                    "responses": {"200": _json("Rematch"), **_errors(400, 401, 403, 404, 409)},
+                },
+            },
+            "/api/tables/{id}/rematch/decline": {
+                "post": {
+                    "summary": "Not this time: give up your kept seat in the next match",
+                    "parameters": [TABLE_ID],
+                    "responses": {"200": _json("Rematch"), **_errors(401)},
                 }
             },
             "/api/chats/{chat_id}/tables": {

@@ -20,7 +20,7 @@ from aiogram.types import CallbackQuery, Message
 from aiogram.utils.i18n import gettext as _
 
 from bot import keyboards, texts
-from bot.callbacks import LobbyAction, LobbyCb, NewCb, VariantCb
+from bot.callbacks import LobbyAction, LobbyCb, NewCb, RematchCb, VariantCb
 from bot.handlers.common import anonymous, answer, store_user, thread_of
 from bot.lobbies import LobbyMessages
 from bot.sender import Sender
@@ -153,6 +153,29 @@ def make_router() -> Router:
             lobbies.show_menu(lid, "variants" if action is LobbyAction.variants else None)
             return
         lobbies.touch(lid)
+
+    @router.callback_query(RematchCb.filter())
+    async def on_rematch(query: CallbackQuery, callback_data: RematchCb, store: Any, lobbies: LobbyMessages,
+                         prober: Prober, user: Any = None) -> None:
+        """The final post's "Play again" / "Not this time" (issue 15): one tap each.
+
+        ``StoreError`` (not seated, expired, full) → an alert by the error handler.
+        """
+        user = store_user(user, query.from_user)
+        if callback_data.answer == "n":
+            lobby = await store.decline_rematch(callback_data.table, user.id)
+            await answer(query, _("Maybe next time."))
+            if lobby is not None:
+                lobbies.touch(lobby.id)
+            return
+        lobby = await store.rematch(callback_data.table, user)
+        if lobby.table_id is not None:
+            await answer(query, _("The next match is on: open it from the chat."))
+        else:
+            await answer(query, _("You are in for the next match. Waiting for the others…"))
+            if lobby.chat_id is not None and lobby.chat_id != user.id:
+                await prober.probe(user.id)
+        lobbies.touch(lobby.id)
 
     @router.callback_query(VariantCb.filter())
     async def on_variant(query: CallbackQuery, callback_data: VariantCb, store: Any, lobbies: LobbyMessages,

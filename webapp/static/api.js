@@ -90,6 +90,15 @@ export class Api {
     return this.post(`/api/tables/${encodeURIComponent(tableId)}/actions`, body);
   }
 
+  /** Play again (issue 15): take a seat in the finished table's next match; its state; give it up. */
+  rematch(tableId) {
+    return this.post(`/api/tables/${encodeURIComponent(tableId)}/rematch`, {});
+  }
+
+  rematchState(tableId) {
+    return this.get(`/api/tables/${encodeURIComponent(tableId)}/rematch`);
+  }
+
   leaderboard(game, period, chatId) {
     const q = new URLSearchParams({ game, period });
     if (chatId !== undefined && chatId !== null && chatId !== "") q.set("chat_id", String(chatId));

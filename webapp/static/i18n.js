@@ -240,6 +240,12 @@ const T = {
     cards_left: "Left",
     next_round_in: "Next round in {n} s",
     one_card_ready: "You hold one card: declare it now",
+    // Play again (issue 15)
+    play_again: "Play again",
+    rematch_in: "You are in",
+    rematch_waiting: "Waiting for the others: {n} of {of} seated",
+    rematch_asked: "Ready to play again: {names}",
+    rematch_started: "The next match has started without you",
   },
   cs: {
     app: "Karty",
@@ -472,6 +478,12 @@ const T = {
     cards_left: "Zbylo",
     next_round_in: "Další kolo za {n} s",
     one_card_ready: "Držíte jednu kartu: ohlaste ji hned",
+    // Play again (issue 15)
+    play_again: "Hrát znovu",
+    rematch_in: "Jste ve hře",
+    rematch_waiting: "Čeká se na ostatní: sedí {n} z {of}",
+    rematch_asked: "Znovu chtějí hrát: {names}",
+    rematch_started: "Další hra začala bez vás",
   },
   ru: {
     app: "Карты",
@@ -704,6 +716,12 @@ const T = {
     cards_left: "Осталось",
     next_round_in: "Следующий раунд через {n} с",
     one_card_ready: "У вас одна карта: объявите сейчас",
+    // Play again (issue 15)
+    play_again: "Сыграть ещё",
+    rematch_in: "Вы в игре",
+    rematch_waiting: "Ждём остальных: сели {n} из {of}",
+    rematch_asked: "Сыграть ещё хотят: {names}",
+    rematch_started: "Следующая партия началась без вас",
   },
 };
 

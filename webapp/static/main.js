@@ -26,6 +26,7 @@ import { renderLeaderboard, renderLoading, renderLobby, renderMessage, renderSig
 import { acceptVersion, legalOf, myTurn, nameOf, resetTable, saveFaces, state } from "./state.js";
 import { detectTelegram, localTelegram } from "./tg.js";
 import * as pv from "./variants.js";
+import { rematchBox } from "./rematch.js";
 
 const INIT_KEY = "karty.init_data";
 const CHAT_KEY = "karty.chat";
@@ -412,7 +413,8 @@ function ratedNote() {
 function showFinal() {
   const v = state.view;
   if (!v) return;
-  const body = h("div", {}, v.game === "prsi" ? prsiScoreTable() : penkiResult(), ratedNote());
+  const again = rematchBox({ api, tableId: state.tableId, seated: Boolean(state.seat), onTable: (id) => (closeDialog(), goTable(id)) });
+  const body = h("div", {}, v.game === "prsi" ? prsiScoreTable() : penkiResult(), ratedNote(), again);
   openDialog("final", v.game === "prsi" ? t("match_over") : t("game_over"), body, [
     { label: t("leaderboard"), onClick: () => (closeDialog(), showLeaderboard()) },
     { label: t("close"), primary: true, onClick: () => closeDialog() },

@@ -1,0 +1,111 @@
+"""Play again (issue 15) in the Mini App, in real headless Chromium: the final sheet's
+button takes one's seat in the next match; two people each tap once and both land on the
+new table (same seats, the next dealer); with a computer the new table runs at once."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+import pytest_asyncio
+from browser_support import CHROMIUM, Server, chromium, screenshot
+from test_browser import computer, open_table, person
+
+import engine
+
+pytest.importorskip("playwright.async_api")
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium at /usr/bin/chromium"),
+]
+
+
+@pytest.fixture
+def embedded_redis():
+    from store.embedded import EmbeddedRedis
+
+    r = EmbeddedRedis().start()
+    yield r
+    r.stop()
+
+
+@pytest.fixture
+def server(embedded_redis, tmp_path):
+    srv = Server(embedded_redis.url, log_path=tmp_path / "webapp.log").start()
+    yield srv
+    srv.stop()
+
+
+@pytest_asyncio.fixture
+async def kstore(embedded_redis):
+    from store import Store
+
+    st = Store.from_url(embedded_redis.url)
+    yield st
+    await st.close()
+
+
+@pytest_asyncio.fixture
+async def browser():
+    async with chromium() as b:
+        yield b
+
+
+async def play_to_the_end(kstore, table_id: str):
+    for _ in range(5000):
+        st = (await kstore.get_table(table_id)).state
+        if st.over:
+            return st
+        await kstore.apply(table_id, st.to_move, engine.computer_action(st, st.to_move))
+    raise AssertionError("the match did not end")
+
+
+async def test_two_people_tap_play_again_and_meet_at_the_next_table(server, kstore, browser):
+    alice, bob = person("Alice"), person("Bob")
+    table = await kstore.create_table(game="prsi", seats=[alice, bob], seed=21)
+    last = await play_to_the_end(kstore, table.id)
+    pa = await open_table(browser, server, "Alice", table.id)
+    pb = await open_table(browser, server, "Bob", table.id, locale="cs-CZ")
+    for page in (pa, pb):
+        await page.wait_for_selector("#dialog[open][data-kind=final] .play-again")
+    await pa.locator("#dialog .play-again").click()
+    await pa.wait_for_function("() => document.querySelector('#dialog .rematch-status')?.textContent.includes('1 of 2')")
+    assert (await pa.locator("#dialog .play-again").inner_text()).strip() == "You are in"
+    await pb.wait_for_function("() => document.querySelector('#dialog .rematch-status')?.textContent.includes('Alice')")
+    assert "Znovu chtějí hrát: Alice" in await pb.locator("#dialog .rematch-status").inner_text()
+    await asyncio.sleep(0.3)
+    await screenshot(pb, "rematch-final-sheet-cs")
+    await pb.locator("#dialog .play-again").click()
+    lobby = None
+    for _ in range(100):
+        lobby = await kstore.rematch_of(table.id)
+        if lobby and lobby.table_id:
+            break
+        await asyncio.sleep(0.1)
+    assert lobby and lobby.table_id
+    for page in (pa, pb):
+        await page.wait_for_function("id => window.__karty.state.tableId === id", arg=lobby.table_id, timeout=15000)
+        await page.wait_for_selector(".prsi .hand .card")
+    new = await kstore.get_table(lobby.table_id)
+    assert [s.seat for s in new.seats] == [alice.seat, bob.seat]
+    assert new.state.dealer != last.dealer  # two seats: the deal passes to the other one
+    assert pa.karty_errors == [] and pb.karty_errors == []
+
+
+async def test_with_a_computer_play_again_opens_the_next_table_at_once(server, kstore, browser):
+    alice = person("Alice")
+    table = await kstore.create_table(game="prsi", seats=[computer(1, "Karel"), alice], seed=9)
+    await play_to_the_end(kstore, table.id)
+    page = await open_table(browser, server, "Alice", table.id)
+    await page.wait_for_selector("#dialog[open][data-kind=final] .play-again")
+    await asyncio.sleep(0.3)
+    await screenshot(page, "rematch-final-sheet-390x844")
+    await page.locator("#dialog .play-again").click()
+    await page.wait_for_function("id => window.__karty.state.tableId !== id", arg=table.id, timeout=15000)
+    await page.wait_for_selector(".prsi .hand .card")
+    new_id = await page.evaluate("() => window.__karty.state.tableId")
+    new = await kstore.get_table(new_id)
+    assert [(s.seat, s.computer) for s in new.seats] == [("c1", True), (alice.seat, False)]
+    assert page.karty_errors == []
