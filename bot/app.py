@@ -70,6 +70,7 @@ class BotRuntime:
         self.lang_prefs = LanguagePrefs(store)
         self.notifier = Notifier(self.bot, store, self.sender, self.i18n, settings,
                                  consumer=settings.notifier_consumer)
+        self.sender.on_migrate = self.chat_migrated
         self.dp = self._dispatcher()
         self._tasks: list[asyncio.Task[Any]] = []
         self._stop = asyncio.Event()
@@ -84,6 +85,7 @@ class BotRuntime:
         dp["lobbies"] = self.lobbies
         dp["prober"] = self.prober
         dp["lang_prefs"] = self.lang_prefs
+        dp["migrations"] = self.chat_migrated
         dp.update.outer_middleware(DedupeMiddleware(self.store))
         dp.message.outer_middleware(SenderlessMiddleware())
         locale_mw = UserLocaleMiddleware(self.i18n, self.store, self.lang_prefs)
@@ -95,6 +97,21 @@ class BotRuntime:
     async def feed(self, update: dict[str, Any]) -> Any:
         """Handle one raw update (a dict shaped like Telegram's ``Update``)."""
         return await self.dp.feed_raw_update(self.bot, update)
+
+    async def chat_migrated(self, old: int, new: int) -> None:
+        """The group ``old`` is the supergroup ``new`` now (a service message, or the 400 that
+        says so): the store moves the chat once; its open lobbies are posted anew there."""
+        self.sender.moved[old] = new
+        try:
+            if not await self.store.migrate_chat(old, new):
+                return
+        except Exception:
+            log.exception("moving chat %s to %s failed (the next service message or 400 retries)", old, new)
+            return
+        log.info("chat %s moved to the supergroup %s", old, new)
+        for lobby in await self.store.chat_lobbies(new):
+            if lobby.table_id is None and lobby.message_id is not None:
+                await self.lobbies.post(lobby)
 
     async def accept_update(self, update: Update, raw: dict[str, Any]) -> None:
         """A webhook update, valid by schema: handled in the background (the 200 goes at once)."""

@@ -17,6 +17,7 @@ module                 concern
 :mod:`store.ratings`   the ledger and the leaderboards (S6)
 :mod:`store.notices`   each player's live "your turn" message (S5)
 :mod:`store.limits`    per-user action rate and open sockets, across processes
+:mod:`store.chats`     migrated chats (group → supergroup), who is known in a chat
 =====================  ==========================================================
 """
 
@@ -30,6 +31,7 @@ from typing import Any
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 
+from store.chats import Chats
 from store.common import (
     BYS,
     CALL_TIMEOUT,
@@ -90,7 +92,7 @@ __all__ = [
 ]
 
 
-class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, Ratings, Notices, Limits):
+class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, Ratings, Notices, Limits, Chats):
     """Karty's Redis store (docs/CONTRACTS.md §2).
 
     ``redis``: a ``redis.asyncio.Redis`` or ``RedisCluster`` (``decode_responses`` either way);

@@ -305,3 +305,80 @@ async def test_a_turn_that_passes_while_the_message_waits_its_turn_is_not_sent(f
     await rt.notifier.poll()
     assert [m for m in api.live_messages(ANN) if "Your turn" in m["text"]] == []
     assert rt.sender.withdrawn == 1
+
+
+# -- 2. a group upgraded to a supergroup ------------------------------------------------------------
+OLD_GROUP, SUPERGROUP = -4001234, -1004001234
+
+
+def service_update(chat: dict, user: dict, **fields) -> dict:
+    msg = {"message_id": 900 + len(fields), "from": user, "chat": chat, "date": int(time.time()), **fields}
+    return {"update_id": int(time.time() * 1000) % 10**9 + abs(hash(str(fields))) % 1000, "message": msg}
+
+
+async def group_with_history(store, rt, api):
+    """A basic group: a rated match on its board, a live table, an open lobby."""
+    old_chat = {"id": OLD_GROUP, "type": "group", "title": "Cards"}
+    people = [tg_user(ANN + i, f"P{i}") for i in range(3)]
+    await store.record_match(table_id="old-match", game="prsi", chat_id=OLD_GROUP, ended=time.time(),
+                             balances={ANN: 20, ANN + 1: -10, ANN + 2: -10}, places={ANN: 1, ANN + 1: 2, ANN + 2: 2},
+                             names={ANN: "P0", ANN + 1: "P1", ANN + 2: "P2"})
+    await rt.feed(message_update("/new prsi", user=people[0], chat=old_chat))
+    lobby = (await store.chat_lobbies(OLD_GROUP))[0]
+    for user in people[1:]:
+        await rt.feed(callback_update(f"lb:{lobby.id}:join", user=user, chat=old_chat))
+    await rt.feed(callback_update(f"lb:{lobby.id}:start", user=people[0], chat=old_chat))
+    table = await store.get_table((await store.get_lobby(lobby.id)).table_id)
+    await rt.feed(message_update("/new penki", user=people[1], chat=old_chat))
+    open_lobby = next(lb for lb in await store.chat_lobbies(OLD_GROUP) if lb.table_id is None)
+    await rt.notifier.poll()
+    await rt.lobbies.drain()
+    return old_chat, people, table, open_lobby
+
+
+def posts_to(api: FakeBotAPI, chat_id: int, marker: str) -> list:
+    return [c for c in api.calls_of("sendMessage", ok=None) if c.chat_id == chat_id and marker in (c.text or "")]
+
+
+@pytest.mark.parametrize("how", ["service messages", "400 on sending"])
+async def test_a_group_upgraded_to_a_supergroup_follows_with_everything(fake_store, bot_runtime, fake_bot_api, how):
+    api = fake_bot_api
+    rt = await bot_runtime(fake_store)
+    old_chat, people, table, open_lobby = await group_with_history(fake_store, rt, api)
+    api.migrate(OLD_GROUP, SUPERGROUP)
+    new_chat = {"id": SUPERGROUP, "type": "supergroup", "title": "Cards"}
+    api.clear()
+    if how == "service messages":
+        await rt.feed(service_update(old_chat, people[0], migrate_to_chat_id=SUPERGROUP))
+        await rt.feed(service_update(new_chat, people[0], migrate_from_chat_id=OLD_GROUP))
+        await rt.feed(service_update(old_chat, people[0], migrate_to_chat_id=SUPERGROUP))  # again: no change
+    # the live table's next posts reach the supergroup, each once
+    for n in (2, 3):
+        await rt.notifier.handle({**round_entry(table, n), "chat_id": OLD_GROUP, "thread_id": None})
+    await api.settle(quiet=0.2)
+    for _ in range(50):  # the store's move runs beside the post that learnt of it
+        if await fake_store.leaderboard("prsi", "week", chat_id=SUPERGROUP) and [
+                c for c in api.sent_messages(SUPERGROUP) if "new table" in c.text]:
+            break
+        await __import__("asyncio").sleep(0.05)
+    for n in (2, 3):
+        assert len(posts_to(api, SUPERGROUP, f"round {n}/5")) == 1
+    refused = api.calls_of("sendMessage", ok=False)
+    assert len(refused) <= 1  # at most the one 400 that told us
+    # the board, the ledger and the last results moved with the chat
+    await rt.feed(message_update("/top", user=people[0], chat=new_chat))
+    top = [c.text for c in api.sent_messages(SUPERGROUP) if "🏆" in c.text][-1]
+    prsi_chat = top.split("this chat")[1].split("everyone")[0]
+    assert "P0" in prsi_chat and "no matches yet" not in prsi_chat
+    assert [m["chat_id"] for m in await fake_store.ledger()] == [SUPERGROUP]
+    assert (await fake_store.user_rating("prsi", ANN, chat_id=SUPERGROUP))["last"]
+    assert await fake_store.leaderboard("prsi", "week", chat_id=OLD_GROUP) == []
+    # the lobbies moved; the open one was posted again in the supergroup, where its buttons work
+    assert {lb.id for lb in await fake_store.chat_lobbies(SUPERGROUP)} >= {open_lobby.id}
+    assert await fake_store.chat_lobbies(OLD_GROUP) == []
+    assert len([c for c in api.sent_messages(SUPERGROUP) if "new table" in c.text]) == 1
+    # a match that ends later lands on the supergroup's board; a repeated move changes nothing
+    assert await fake_store.migrate_chat(OLD_GROUP, SUPERGROUP) is False
+    assert len(await fake_store.leaderboard("prsi", "week", chat_id=SUPERGROUP)) == 3
+    rows = await fake_store.leaderboard("prsi", "week", chat_id=SUPERGROUP)
+    assert {r["user_id"]: r["score"] for r in rows}[ANN] == rows[0]["score"]
