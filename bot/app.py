@@ -76,6 +76,7 @@ class BotRuntime:
         self._stop = asyncio.Event()
         self._polling = False
         self._handling: set[asyncio.Task[Any]] = set()
+        self._inflight: set[int] = set()
 
     def _dispatcher(self) -> Dispatcher:
         dp = Dispatcher(name="karty")
@@ -114,18 +115,74 @@ class BotRuntime:
                 await self.lobbies.post(lobby)
 
     async def accept_update(self, update: Update, raw: dict[str, Any]) -> None:
-        """A webhook update, valid by schema: handled in the background (the 200 goes at once)."""
-        task = asyncio.create_task(self.handle_update(update), name=f"update-{update.update_id}")
+        """A webhook update, valid by schema: kept in the store's inbox (raises when it cannot
+        be: the webhook then answers 503), then handled in the background and marked done.
+        A repeat of an update kept or handled before is dropped here."""
+        if not await self.store.inbox_add(update.update_id, raw, claim_ttl=self.settings.inbox_claim_seconds):
+            log.info("duplicate update %s dropped", update.update_id)
+            return
+        self._spawn(update)
+
+    def _spawn(self, update: Update) -> None:
+        task = asyncio.create_task(self._handle_kept(update), name=f"update-{update.update_id}")
         self._handling.add(task)
         task.add_done_callback(self._handling.discard)
 
-    async def handle_update(self, update: Update) -> None:
+    async def _handle_kept(self, update: Update) -> None:
+        self._inflight.add(update.update_id)
+        try:
+            await self.handle_update(update, inbox=True)
+            await self.store.inbox_done(update.update_id)
+        except Exception as exc:  # stays in the inbox: handled again once its claim lapses
+            log.error("update %s not marked done: %s: %s", update.update_id, type(exc).__name__, exc)
+        finally:
+            self._inflight.discard(update.update_id)
+
+    async def handle_update(self, update: Update, *, inbox: bool = False) -> None:
         """Feed one parsed update to the dispatcher; a failure is one log line (handlers' own
         errors are answered and logged by :mod:`bot.handlers.errors`)."""
         try:
-            await self.dp.feed_update(self.bot, update)
+            await self.dp.feed_update(self.bot, update, inbox=inbox)
         except Exception as exc:
             log.error("update %s failed: %s: %s", update.update_id, type(exc).__name__, exc)
+
+    async def resume(self) -> int:
+        """Handle the inbox's updates whose handler died (claim lapsed); returns how many were
+        taken up. Also renews the claims of this process's updates in flight."""
+        ttl = self.settings.inbox_claim_seconds
+        await self.store.inbox_renew(sorted(self._inflight), claim_ttl=ttl)
+        taken = 0
+        for update_id, raw in await self.store.inbox_pending():
+            if update_id in self._inflight or not await self.store.inbox_claim(update_id, claim_ttl=ttl):
+                continue
+            from bot.webhook import parse_update
+
+            update, why = parse_update(raw, self.bot)
+            if update is None:
+                log.warning("inbox: update %s is not one (%s); dropped", update_id, why)
+                await self.store.inbox_done(update_id)
+                continue
+            log.info("update %s was kept but not handled before a restart: handling it now", update_id)
+            taken += 1
+            self._spawn(update)
+        return taken
+
+    async def _resume_loop(self) -> None:
+        """At start and every few seconds: :meth:`resume`, and lobby edits left unshown."""
+        try:
+            await self.lobbies.resume()
+        except Exception:
+            log.exception("resuming lobby edits failed")
+        while not self._stop.is_set():
+            try:
+                await self.resume()
+            except Exception as exc:
+                log.warning("inbox check failed: %s: %s", type(exc).__name__, exc)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), timeout=self.settings.inbox_claim_seconds / 3)
+
+    def start_inbox(self) -> None:
+        self._tasks.append(asyncio.create_task(self._resume_loop(), name="karty-inbox"))
 
     async def drain_updates(self) -> None:
         """Wait for the updates being handled (tests, shutdown)."""
@@ -201,7 +258,8 @@ def webhook_handler(runtime: BotRuntime) -> WebhookHandler:
 
 async def start_runtime(runtime: BotRuntime) -> None:
     """Start what ``runtime`` runs: the command menu, then ``setWebhook`` (with ``WEBHOOK_URL``)
-    or long polling, then the notifier. :meth:`BotRuntime.stop` undoes it."""
+    or long polling, then the inbox (updates kept but not handled, lobby edits not shown)
+    and the notifier. :meth:`BotRuntime.stop` undoes it."""
     await runtime.set_commands()
     if runtime.settings.webhook_url:  # (start_polling emits startup and shutdown itself)
         await runtime.dp.emit_startup(bot=runtime.bot)
@@ -211,6 +269,7 @@ async def start_runtime(runtime: BotRuntime) -> None:
             log.exception("setWebhook failed (updates will not arrive until it succeeds)")
     else:
         runtime.start_polling()
+    runtime.start_inbox()
     runtime.start_notifier()
 
 

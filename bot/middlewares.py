@@ -96,7 +96,7 @@ class DedupeMiddleware(BaseMiddleware):
         event: TelegramObject,
         data: dict[str, Any],
     ) -> Any:
-        if isinstance(event, Update):
+        if isinstance(event, Update) and not data.get("inbox"):  # the inbox dedupes its own
             bot = data.get("bot")
             bot_id = getattr(bot, "id", 0) if bot is not None else 0
             if not await self.seen.first(f"{bot_id}:{event.update_id}"):

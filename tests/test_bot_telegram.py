@@ -382,3 +382,74 @@ async def test_a_group_upgraded_to_a_supergroup_follows_with_everything(fake_sto
     assert len(await fake_store.leaderboard("prsi", "week", chat_id=SUPERGROUP)) == 3
     rows = await fake_store.leaderboard("prsi", "week", chat_id=SUPERGROUP)
     assert {r["user_id"]: r["score"] for r in rows}[ANN] == rows[0]["score"]
+
+
+# -- 9. acknowledged and lost --------------------------------------------------------------------------
+async def test_an_update_answered_200_is_handled_once_even_across_a_crash(fake_store, bot_runtime, fake_bot_api):
+    import asyncio
+
+    from bot.webhook import parse_update
+
+    api = fake_bot_api
+    crashed = await bot_runtime(fake_store, inbox_claim_seconds=1)
+    raw = message_update("/help", user=tg_user(ANN, "Ann"))
+    update, _ = parse_update(raw, crashed.bot)
+    await crashed.accept_update(update, raw)  # what the webhook does before it answers 200
+    for task in list(crashed._handling):  # the process dies before the handler ran
+        task.cancel()
+    await asyncio.sleep(0)
+    assert api.sent_messages(ANN) == []
+    # the next process takes it up once the dead one's claim lapsed, exactly once
+    fresh = await bot_runtime(fake_store, inbox_claim_seconds=1)
+    assert await fresh.resume() == 0  # still claimed by the dead process
+    for _ in range(400):  # the claim lapses after a second (a condition, not a timing)
+        if await fresh.resume():
+            break
+        await asyncio.sleep(0.05)
+    await fresh.drain_updates()
+    assert await fresh.resume() == 0
+    await fresh.accept_update(update, raw)  # Telegram delivers it once more: dropped
+    await fresh.drain_updates()
+    await api.settle(quiet=0.2)
+    assert len([c for c in api.sent_messages(ANN) if "Commands" in c.text]) == 1
+    assert await fake_store.inbox_pending() == []
+
+
+async def test_a_webhook_update_that_cannot_be_kept_is_not_answered_200(fake_store, fake_bot_api, aiohttp_client):
+    from aiohttp import web
+
+    from bot import BotSettings, setup_bot
+
+    api = fake_bot_api
+    app = web.Application()
+    settings = BotSettings(bot_token=api.token, telegram_api_url=api.url, public_url="https://karty.example",
+                           webhook_url="https://karty.example/telegram/webhook", webhook_secret="s3cret")
+    await setup_bot(app, fake_store, settings)
+    client = await aiohttp_client(app)
+
+    async def down(*args, **kwargs):
+        raise ConnectionError("Redis is down")
+
+    fake_store.inbox_add = down
+    answer = await client.post("/telegram/webhook", json=message_update("/help", user=tg_user(ANN, "Ann")),
+                               headers={"X-Telegram-Bot-Api-Secret-Token": "s3cret"})
+    assert answer.status == 503  # so Telegram delivers it again
+    await api.settle(quiet=0.2)
+    assert api.sent_messages(ANN) == []
+
+
+async def test_a_lobby_change_inside_the_debounce_is_shown_after_a_restart(fake_store, bot_runtime, fake_bot_api):
+    api = fake_bot_api
+    first = await bot_runtime(fake_store, lobby_edit_delay=60)
+    chat = tg_chat(GROUP)
+    await first.feed(message_update("/new prsi", user=tg_user(ANN, "Ann"), chat=chat))
+    lobby = (await fake_store.chat_lobbies(GROUP))[0]
+    await first.feed(callback_update(f"lb:{lobby.id}:join", user=tg_user(BOB, "Bobby"), chat=chat))
+    await first.stop()  # the crash: the debounced edit never ran
+    assert not api.calls_of("editMessageText")
+    second = await bot_runtime(fake_store, lobby_edit_delay=0.05)
+    assert await second.lobbies.resume() == 1
+    await second.lobbies.drain()
+    edits = api.calls_of("editMessageText", chat_id=GROUP)
+    assert len(edits) == 1 and "Bobby" in edits[0].text
+    assert await fake_store.lobby_edits_pending() == []
