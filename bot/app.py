@@ -26,7 +26,7 @@ from bot.handlers import routers
 from bot.handlers.lobby import Prober
 from bot.i18n import DEFAULT, LANGUAGES, LanguagePrefs, UserLocaleMiddleware, locale_scope, make_i18n
 from bot.lobbies import LobbyMessages
-from bot.middlewares import DedupeMiddleware, SenderlessMiddleware
+from bot.middlewares import ChatMembersMiddleware, DedupeMiddleware, SenderlessMiddleware
 from bot.notifier import Notifier
 from bot.sender import Sender
 from bot.settings import BotSettings
@@ -89,6 +89,10 @@ class BotRuntime:
         dp["migrations"] = self.chat_migrated
         dp.update.outer_middleware(DedupeMiddleware(self.store))
         dp.message.outer_middleware(SenderlessMiddleware())
+        members = ChatMembersMiddleware(self.store)
+        dp["members"] = members
+        dp.message.outer_middleware(members)
+        dp.callback_query.outer_middleware(members)
         locale_mw = UserLocaleMiddleware(self.i18n, self.store, self.lang_prefs)
         for observer in (dp.message, dp.callback_query, dp.errors):
             observer.middleware(locale_mw)

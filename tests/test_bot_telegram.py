@@ -453,3 +453,44 @@ async def test_a_lobby_change_inside_the_debounce_is_shown_after_a_restart(fake_
     edits = api.calls_of("editMessageText", chat_id=GROUP)
     assert len(edits) == 1 and "Bobby" in edits[0].text
     assert await fake_store.lobby_edits_pending() == []
+
+
+# -- 11. privacy --------------------------------------------------------------------------------------
+EVE = 5999
+
+
+async def test_a_chats_tables_and_boards_only_for_people_known_in_it(store, bot_runtime, fake_bot_api,
+                                                                     web_client, web_init_data):
+    from store import LobbySettings, Seat
+
+    rt = await bot_runtime(store)
+    chat = tg_chat(GROUP)
+    await rt.feed(message_update("/top", user=tg_user(ANN, "Ann"), chat=chat))  # Ann is seen in the chat
+    seats = [Seat(seat=f"u{BOB}", user_id=BOB, name="Bob"), Seat(seat="c1", name="C1", computer=True)]
+    table = await store.create_table(game="prsi", seats=seats, chat_id=GROUP, seed=3,
+                                          settings=LobbySettings(players=2, turn_seconds=None))
+    await store.record_match(table_id="m1", game="prsi", chat_id=GROUP, ended=time.time(),
+                                  balances={ANN: 5, BOB: -5}, names={ANN: "Ann", BOB: "Bob"})
+    client = await web_client()
+
+    def auth(uid):
+        return {"Authorization": f"tma {web_init_data(uid, f'P{uid}')}"}
+
+    urls = [f"/api/chats/{GROUP}/tables", f"/api/leaderboard?game=prsi&chat_id={GROUP}",
+            f"/api/rating?game=prsi&chat_id={GROUP}", f"/api/tables/{table.id}"]
+    for url in urls:
+        eve = await client.get(url, headers=auth(EVE))
+        assert eve.status == 403, url
+        assert (await eve.json())["error"] == "not_in_chat"
+        assert (await client.get(url, headers=auth(ANN))).status == 200, url  # seen there by the bot
+        assert (await client.get(url, headers=auth(BOB))).status == 200, url  # seated at its table
+    everyone = await client.get("/api/leaderboard?game=prsi", headers=auth(EVE))
+    assert everyone.status == 200
+    body = await (await client.get(f"/api/chats/{GROUP}/tables", headers=auth(ANN))).json()
+    assert [t["id"] for t in body["tables"]] == [table.id]
+    # Ann leaves the group: Telegram's chat_member update, and she no longer sees it
+    await rt.feed({"update_id": 777001, "chat_member": {
+        "chat": chat, "from": tg_user(ANN, "Ann"), "date": int(time.time()),
+        "old_chat_member": {"status": "member", "user": tg_user(ANN, "Ann")},
+        "new_chat_member": {"status": "left", "user": tg_user(ANN, "Ann")}}})
+    assert (await client.get(urls[0], headers=auth(ANN))).status == 403

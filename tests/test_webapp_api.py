@@ -254,8 +254,9 @@ async def test_chat_tables_and_my_tables(web_client, store, auth):
     client = await web_client()
     seats = [Seat(seat=f"u{ANN}", user_id=ANN, name="Ann"), Seat(seat=f"u{BOB}", user_id=BOB, name="Bob")]
     table = await store.create_table(game="penki", seats=seats, chat_id=-100123, seed=3)
-    body = await (await client.get("/api/chats/-100123/tables", headers=auth(EVE))).json()
+    body = await (await client.get("/api/chats/-100123/tables", headers=auth(ANN))).json()  # seated there
     assert [t["id"] for t in body["tables"]] == [table.id]
+    assert (await client.get("/api/chats/-100123/tables", headers=auth(EVE))).status == 403  # not in the chat
     assert (await client.get("/api/chats/abc/tables", headers=auth(EVE))).status == 400
     mine = await (await client.get("/api/tables", headers=auth(ANN))).json()
     assert table.id in [t["id"] for t in mine["tables"]]
@@ -276,8 +277,9 @@ async def test_my_tables_say_where_each_game_stands(web_client, store, auth):
     assert listed[penki.id]["phase"] == 1 and listed[penki.id]["to_move"] == penki.state.to_move
 
 
-async def test_leaderboard_and_rating(web_client, auth):
+async def test_leaderboard_and_rating(web_client, store, auth):
     client = await web_client()
+    await store.seen_in_chat(-1001, ANN)  # the bot saw Ann in that chat (webapp.privacy)
     for chat in ("", "&chat_id=-1001"):
         for period in ("week", "month"):
             resp = await client.get(f"/api/leaderboard?game=prsi&period={period}{chat}", headers=auth(ANN))

@@ -44,6 +44,7 @@ from webapp.auth import Identity
 from webapp.errors import ApiError, dumps
 from webapp.keys import ADMISSION_RELEASE, AUTH, HUB, LEASES, PRESENCE, SETTINGS, SOCKETS, STORE
 from webapp.presence import Presence
+from webapp.privacy import may_see_table
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ PONG = dumps({"type": "pong"})
 
 CLOSE_BAD_MESSAGE = 4400
 CLOSE_UNAUTHORIZED = 4401
+CLOSE_FORBIDDEN = 4403  # a spectator not known in the table's chat (webapp.privacy)
 CLOSE_GONE = 4404
 CLOSE_IDLE = 4408
 CLOSE_TOO_MANY = 4429
@@ -437,6 +439,9 @@ async def _serve(
         await _fail(ws, CLOSE_GONE, "gone", "the table expired")
         return
     seat = table.seat_of(who.id)
+    if seat is None and not await may_see_table(store, table, who.id):
+        await _fail(ws, CLOSE_FORBIDDEN, "not_in_chat", "only people in that chat see its tables")
+        return
     client = Client(ws, who.id, seat, settings.ws_send_queue)
     writer = asyncio.create_task(client.writer(settings.ws_send_timeout), name=f"ws-writer:{table_id}")
     hub.join(table_id, client)

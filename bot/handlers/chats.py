@@ -14,7 +14,8 @@ import logging
 from typing import Any
 
 from aiogram import F, Router
-from aiogram.types import Message
+from aiogram.filters import LEAVE_TRANSITION, ChatMemberUpdatedFilter
+from aiogram.types import ChatMemberUpdated, Message
 
 log = logging.getLogger(__name__)
 
@@ -29,5 +30,12 @@ def make_router() -> Router:
     @router.message(F.migrate_from_chat_id)
     async def on_migrate_from(message: Message, migrations: Any) -> None:
         await migrations(message.migrate_from_chat_id, message.chat.id)
+
+    @router.chat_member(ChatMemberUpdatedFilter(member_status_changed=LEAVE_TRANSITION))
+    async def on_left(event: ChatMemberUpdated, store: Any, members: Any) -> None:
+        """Someone left or was removed: they no longer see the chat's tables and boards."""
+        user = event.new_chat_member.user
+        await store.left_chat(event.chat.id, user.id)
+        members.forget(event.chat.id, user.id)
 
     return router
