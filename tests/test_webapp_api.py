@@ -43,6 +43,7 @@ def auth(web_init_data):
 async def test_config_needs_no_auth(web_client):
     client = await web_client(bot_username="karty_bot", webapp_short_name="play")
     body = await (await client.get("/api/config")).json()
+    assert abs(body.pop("server_time") - __import__("time").time()) < 60  # every answer carries it
     assert body == {"local": False, "bot_username": "karty_bot", "app_short_name": "play", "round_hold": ROUND_HOLD}
 
 
@@ -367,3 +368,15 @@ async def test_healthz_answers_while_redis_does(web_client, monkeypatch):
     monkeypatch.setattr(client.app[STORE], "ping", down)
     resp = await client.get("/healthz")
     assert resp.status == 503 and (await resp.json()) == {"ok": False}
+
+
+async def test_every_answer_carries_the_server_time(web_client, auth):
+    """Issue 12 point 5: answers and errors carry ``server_time`` (the app keeps the offset)."""
+    import time
+
+    client = await web_client()
+    for path, headers, status in (("/api/me", auth(ANN), 200), ("/api/tables/nope", auth(ANN), 404),
+                                  ("/api/me", {}, 401), ("/api/leaderboard?game=uno", auth(ANN), 400)):
+        resp = await client.get(path, headers=headers)
+        assert resp.status == status, path
+        assert abs((await resp.json())["server_time"] - time.time()) < 60, path

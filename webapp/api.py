@@ -20,6 +20,7 @@ import engine
 from engine.ratings import period_keys
 from store.common import ROUND_HOLD
 from webapp.auth import Identity
+from webapp.clock import stamp
 from webapp.errors import ApiError, dumps
 from webapp.keys import AUTH, LIMITER, SETTINGS, STORE
 from webapp.privacy import check_chat, check_table
@@ -68,8 +69,8 @@ class ActionRequest(BaseModel):
 
 # --- helpers ---------------------------------------------------------------------------
 def ok(data: Any, status: int = 200) -> web.Response:
-    """A JSON answer."""
-    return web.json_response(data, status=status, dumps=dumps)
+    """A JSON answer, with the server's ``server_time`` (webapp.clock)."""
+    return web.json_response(stamp(data), status=status, dumps=dumps)
 
 
 async def identify(request: web.Request) -> Identity:

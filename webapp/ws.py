@@ -41,6 +41,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 import engine
 from webapp.auth import Identity
+from webapp.clock import stamp_text
 from webapp.errors import ApiError, dumps
 from webapp.keys import ADMISSION_RELEASE, AUTH, HUB, LEASES, PRESENCE, SETTINGS, SOCKETS, STORE
 from webapp.presence import Presence
@@ -118,7 +119,8 @@ class Client:
         try:
             while True:
                 msg, text = await self.queue.get()
-                await asyncio.wait_for(self.ws.send_str(dumps(msg) if text is None else text), send_timeout)
+                out = stamp_text(dumps(msg) if text is None else text)  # server_time at sending
+                await asyncio.wait_for(self.ws.send_str(out), send_timeout)
                 if msg.get("error") == "gone":
                     await self.ws.close(code=CLOSE_GONE, message=b"gone")
                     return
@@ -346,7 +348,7 @@ def _since(value: Any) -> int | None:
 
 async def _fail(ws: web.WebSocketResponse, code: int, error: str, detail: str) -> web.WebSocketResponse:
     with contextlib.suppress(Exception):
-        await ws.send_str(dumps({"type": "error", "error": error, "detail": detail}))
+        await ws.send_str(stamp_text(dumps({"type": "error", "error": error, "detail": detail})))
         await ws.close(code=code, message=error.encode())
     return ws
 
