@@ -26,7 +26,7 @@ from bot.handlers import routers
 from bot.handlers.lobby import Prober
 from bot.i18n import DEFAULT, LANGUAGES, LanguagePrefs, UserLocaleMiddleware, locale_scope, make_i18n
 from bot.lobbies import LobbyMessages
-from bot.middlewares import DedupeMiddleware, SenderlessMiddleware
+from bot.middlewares import ChatMembersMiddleware, DedupeMiddleware, SenderlessMiddleware
 from bot.notifier import Notifier
 from bot.sender import Sender
 from bot.settings import BotSettings
@@ -71,11 +71,13 @@ class BotRuntime:
         self.notifier = Notifier(self.bot, store, self.sender, self.i18n, settings,
                                  consumer=settings.notifier_consumer)
         self.notifier.lobbies = self.lobbies  # "Play again" lobbies are posted and edited by it
+        self.sender.on_migrate = self.chat_migrated
         self.dp = self._dispatcher()
         self._tasks: list[asyncio.Task[Any]] = []
         self._stop = asyncio.Event()
         self._polling = False
         self._handling: set[asyncio.Task[Any]] = set()
+        self._inflight: set[int] = set()
 
     def _dispatcher(self) -> Dispatcher:
         dp = Dispatcher(name="karty")
@@ -85,8 +87,13 @@ class BotRuntime:
         dp["lobbies"] = self.lobbies
         dp["prober"] = self.prober
         dp["lang_prefs"] = self.lang_prefs
+        dp["migrations"] = self.chat_migrated
         dp.update.outer_middleware(DedupeMiddleware(self.store))
         dp.message.outer_middleware(SenderlessMiddleware())
+        members = ChatMembersMiddleware(self.store)
+        dp["members"] = members
+        dp.message.outer_middleware(members)
+        dp.callback_query.outer_middleware(members)
         locale_mw = UserLocaleMiddleware(self.i18n, self.store, self.lang_prefs)
         for observer in (dp.message, dp.callback_query, dp.errors):
             observer.middleware(locale_mw)
@@ -97,19 +104,90 @@ class BotRuntime:
         """Handle one raw update (a dict shaped like Telegram's ``Update``)."""
         return await self.dp.feed_raw_update(self.bot, update)
 
+    async def chat_migrated(self, old: int, new: int) -> None:
+        """The group ``old`` is the supergroup ``new`` now (a service message, or the 400 that
+        says so): the store moves the chat once; its open lobbies are posted anew there."""
+        self.sender.moved[old] = new
+        try:
+            if not await self.store.migrate_chat(old, new):
+                return
+        except Exception:
+            log.exception("moving chat %s to %s failed (the next service message or 400 retries)", old, new)
+            return
+        log.info("chat %s moved to the supergroup %s", old, new)
+        for lobby in await self.store.chat_lobbies(new):
+            if lobby.table_id is None and lobby.message_id is not None:
+                await self.lobbies.post(lobby)
+
     async def accept_update(self, update: Update, raw: dict[str, Any]) -> None:
-        """A webhook update, valid by schema: handled in the background (the 200 goes at once)."""
-        task = asyncio.create_task(self.handle_update(update), name=f"update-{update.update_id}")
+        """A webhook update, valid by schema: kept in the store's inbox (raises when it cannot
+        be: the webhook then answers 503), then handled in the background and marked done.
+        A repeat of an update kept or handled before is dropped here."""
+        if not await self.store.inbox_add(update.update_id, raw, claim_ttl=self.settings.inbox_claim_seconds):
+            log.info("duplicate update %s dropped", update.update_id)
+            return
+        self._spawn(update)
+
+    def _spawn(self, update: Update) -> None:
+        task = asyncio.create_task(self._handle_kept(update), name=f"update-{update.update_id}")
         self._handling.add(task)
         task.add_done_callback(self._handling.discard)
 
-    async def handle_update(self, update: Update) -> None:
+    async def _handle_kept(self, update: Update) -> None:
+        self._inflight.add(update.update_id)
+        try:
+            await self.handle_update(update, inbox=True)
+            await self.store.inbox_done(update.update_id)
+        except Exception as exc:  # stays in the inbox: handled again once its claim lapses
+            log.error("update %s not marked done: %s: %s", update.update_id, type(exc).__name__, exc)
+        finally:
+            self._inflight.discard(update.update_id)
+
+    async def handle_update(self, update: Update, *, inbox: bool = False) -> None:
         """Feed one parsed update to the dispatcher; a failure is one log line (handlers' own
         errors are answered and logged by :mod:`bot.handlers.errors`)."""
         try:
-            await self.dp.feed_update(self.bot, update)
+            await self.dp.feed_update(self.bot, update, inbox=inbox)
         except Exception as exc:
             log.error("update %s failed: %s: %s", update.update_id, type(exc).__name__, exc)
+
+    async def resume(self) -> int:
+        """Handle the inbox's updates whose handler died (claim lapsed); returns how many were
+        taken up. Also renews the claims of this process's updates in flight."""
+        ttl = self.settings.inbox_claim_seconds
+        await self.store.inbox_renew(sorted(self._inflight), claim_ttl=ttl)
+        taken = 0
+        for update_id, raw in await self.store.inbox_pending():
+            if update_id in self._inflight or not await self.store.inbox_claim(update_id, claim_ttl=ttl):
+                continue
+            from bot.webhook import parse_update
+
+            update, why = parse_update(raw, self.bot)
+            if update is None:
+                log.warning("inbox: update %s is not one (%s); dropped", update_id, why)
+                await self.store.inbox_done(update_id)
+                continue
+            log.info("update %s was kept but not handled before a restart: handling it now", update_id)
+            taken += 1
+            self._spawn(update)
+        return taken
+
+    async def _resume_loop(self) -> None:
+        """At start and every few seconds: :meth:`resume`, and lobby edits left unshown."""
+        try:
+            await self.lobbies.resume()
+        except Exception:
+            log.exception("resuming lobby edits failed")
+        while not self._stop.is_set():
+            try:
+                await self.resume()
+            except Exception as exc:
+                log.warning("inbox check failed: %s: %s", type(exc).__name__, exc)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), timeout=self.settings.inbox_claim_seconds / 3)
+
+    def start_inbox(self) -> None:
+        self._tasks.append(asyncio.create_task(self._resume_loop(), name="karty-inbox"))
 
     async def drain_updates(self) -> None:
         """Wait for the updates being handled (tests, shutdown)."""
@@ -185,7 +263,8 @@ def webhook_handler(runtime: BotRuntime) -> WebhookHandler:
 
 async def start_runtime(runtime: BotRuntime) -> None:
     """Start what ``runtime`` runs: the command menu, then ``setWebhook`` (with ``WEBHOOK_URL``)
-    or long polling, then the notifier. :meth:`BotRuntime.stop` undoes it."""
+    or long polling, then the inbox (updates kept but not handled, lobby edits not shown)
+    and the notifier. :meth:`BotRuntime.stop` undoes it."""
     await runtime.set_commands()
     if runtime.settings.webhook_url:  # (start_polling emits startup and shutdown itself)
         await runtime.dp.emit_startup(bot=runtime.bot)
@@ -195,6 +274,7 @@ async def start_runtime(runtime: BotRuntime) -> None:
             log.exception("setWebhook failed (updates will not arrive until it succeeds)")
     else:
         runtime.start_polling()
+    runtime.start_inbox()
     runtime.start_notifier()
 
 

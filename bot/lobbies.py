@@ -1,6 +1,8 @@
 """Lobby messages (S1): posted once, then edited in place — debounced.
 
-Every change to a lobby calls :meth:`LobbyMessages.touch`; the edit happens
+Every change to a lobby calls :meth:`LobbyMessages.changed` (kept in the store as not yet
+shown, so a restart inside the debounce re-renders it: :meth:`LobbyMessages.resume`), then
+:meth:`LobbyMessages.touch`; the edit happens
 ``delay`` seconds after the *last* touch (a trailing debounce, so ten joins in two
 seconds make one edit), but never later than ``max_delay`` after the first one.
 An edit always renders the lobby as the store has it *then*, under a per-lobby
@@ -112,6 +114,22 @@ class LobbyMessages:
             self.menus[lobby_id] = menu
         self.touch(lobby_id)
 
+    async def changed(self, lobby_id: str) -> None:
+        """``lobby_id`` changed: remembered in the store as not yet shown (so a restart inside
+        the debounce still shows it, ``store.lobby_edit_pending``), then :meth:`touch`."""
+        try:
+            await self.store.lobby_edit_pending(lobby_id)
+        except Exception:
+            log.exception("marking lobby %s for an edit failed", lobby_id)
+        self.touch(lobby_id)
+
+    async def resume(self) -> int:
+        """After a restart: edit every lobby whose last change was not shown; how many."""
+        pending = await self.store.lobby_edits_pending()
+        for lobby_id in pending:
+            self.touch(lobby_id)
+        return len(pending)
+
     def touch(self, lobby_id: str) -> None:
         """Schedule a (debounced) edit of ``lobby_id``'s message."""
         self._last_touch[lobby_id] = time.monotonic()
@@ -145,12 +163,13 @@ class LobbyMessages:
         lock = self._locks.setdefault(lobby_id, asyncio.Lock())
         async with lock:
             try:
+                since = self.store.clock()
                 lobby = await self.store.get_lobby(lobby_id)
-                if lobby is None or lobby.message_id is None:
-                    return
-                text, markup = await self.render(lobby)
-                await self.sender.edit_message(lobby.chat_id, lobby.message_id, text, reply_markup=markup)
-                self.edits += 1
+                if lobby is not None and lobby.message_id is not None:
+                    text, markup = await self.render(lobby)
+                    await self.sender.edit_message(lobby.chat_id, lobby.message_id, text, reply_markup=markup)
+                    self.edits += 1
+                await self.store.lobby_edit_shown(lobby_id, since)
             except Exception:
                 log.exception("editing lobby %s failed", lobby_id)
         if not lock.locked() and lobby_id not in self._pending:

@@ -84,6 +84,51 @@ class SenderlessMiddleware(BaseMiddleware):
         return await handler(event, data)
 
 
+class ChatMembersMiddleware(BaseMiddleware):
+    """Outer middleware on messages and callback queries: a person writing or pressing a
+    button in a group is remembered as in that chat (``store.seen_in_chat``), so the Mini
+    App shows them its tables and boards (:mod:`webapp.privacy`). Written at most once an
+    hour per person and chat; a failure is logged, the update handled anyway."""
+
+    def __init__(self, store: Any, *, every: float = 3600.0, capacity: int = 50_000) -> None:
+        self.store = store
+        self.every = every
+        self.capacity = capacity
+        self._seen: OrderedDict[tuple[int, int], float] = OrderedDict()
+
+    async def __call__(
+        self,
+        handler: Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]],
+        event: TelegramObject,
+        data: dict[str, Any],
+    ) -> Any:
+        user = data.get("event_from_user")
+        chat = data.get("event_chat")
+        if user is not None and chat is not None and not user.is_bot and chat.type in ("group", "supergroup"):
+            await self._seen_in(chat.id, user.id)
+        return await handler(event, data)
+
+    async def _seen_in(self, chat_id: int, user_id: int) -> None:
+        import time
+
+        key = (chat_id, user_id)
+        now = time.monotonic()
+        if now - self._seen.get(key, -1e18) < self.every:
+            return
+        try:
+            await self.store.seen_in_chat(chat_id, user_id)
+        except Exception as exc:
+            log.warning("could not remember %s in chat %s: %s", user_id, chat_id, exc)
+            return
+        self._seen[key] = now
+        self._seen.move_to_end(key)
+        while len(self._seen) > self.capacity:
+            self._seen.popitem(last=False)
+
+    def forget(self, chat_id: int, user_id: int) -> None:
+        self._seen.pop((chat_id, user_id), None)
+
+
 class DedupeMiddleware(BaseMiddleware):
     """Outer middleware on ``dp.update``: drops an update whose ``update_id`` was seen."""
 
@@ -96,7 +141,7 @@ class DedupeMiddleware(BaseMiddleware):
         event: TelegramObject,
         data: dict[str, Any],
     ) -> Any:
-        if isinstance(event, Update):
+        if isinstance(event, Update) and not data.get("inbox"):  # the inbox dedupes its own
             bot = data.get("bot")
             bot_id = getattr(bot, "id", 0) if bot is not None else 0
             if not await self.seen.first(f"{bot_id}:{event.update_id}"):

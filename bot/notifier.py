@@ -287,7 +287,7 @@ class Notifier:
             return True
 
     async def chat_event(self, kind: str, entry: dict[str, Any]) -> None:
-        chat_id = entry["chat_id"]
+        chat_id = await self.store.chat_id_now(entry["chat_id"])  # a group upgraded to a supergroup
         post = f"{kind}:{entry.get('table')}:{entry.get('version')}:{entry.get('round')}"
         if await self.posts.seen(post):
             return

@@ -181,6 +181,20 @@ class Sender:
         self.sent = 0
         self.failed = 0
         self.withdrawn = 0
+        self.moved: dict[Any, int] = {}  # old group id → supergroup id (TelegramMigrateToChat)
+        self.on_migrate: Callable[[int, int], Awaitable[Any]] | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+
+    def chat_moved(self, old: Any, new: int) -> None:
+        """``old`` is the supergroup ``new`` now: later calls go there directly, and
+        :attr:`on_migrate` (the store's move of the chat) runs once per process."""
+        if self.moved.get(old) == new:
+            return
+        self.moved[old] = new
+        if self.on_migrate is not None:
+            task = asyncio.create_task(self.on_migrate(old, new), name=f"migrate-{old}")
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
 
     def _window(self, per_second: float) -> RateLimiter:
         # overall: n per second (bursts up to n allowed, as Telegram does)
@@ -256,6 +270,11 @@ class Sender:
             chat_id = getattr(method, "chat_id", None)
         if chat_id is None:
             return await self._call(method, None, raise_errors, guard)
+        if chat_id in self.moved:  # a group known to be a supergroup now: straight to the new id
+            new = self.moved[chat_id]
+            if getattr(method, "chat_id", None) == chat_id:
+                method = method.model_copy(update={"chat_id": new})
+            chat_id = new
         async with self._chat_lock(chat_id):  # one request in flight per chat: order and spacing kept
             return await self._call(method, chat_id, raise_errors, guard)
 
@@ -285,6 +304,7 @@ class Sender:
                 if getattr(method, "chat_id", None) != chat_id or attempt > self.retries:
                     self.failed += 1
                     return None
+                self.chat_moved(chat_id, e.migrate_to_chat_id)
                 attempt += 1
                 method = method.model_copy(update={"chat_id": e.migrate_to_chat_id})
                 chat_id = e.migrate_to_chat_id

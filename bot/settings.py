@@ -20,7 +20,8 @@ class BotSettings(BaseSettings):
     * ``public_url``: where the Mini App is served (``<public_url>/?table=<id>``).
     * Tuning (tests shrink them): ``lobby_edit_delay`` (s, debounce of lobby edits),
       ``rate_global`` (msg/s), ``rate_chat`` (msg/s per chat), ``rate_group_per_minute`` (per ``rate_group_period`` s),
-      ``send_retries`` (how often one send is retried after ``retry_after``).
+      ``send_retries`` (how often one send is retried after ``retry_after``),
+      ``inbox_claim_seconds`` (a kept update whose handler is silent this long is handled again).
     """
 
     model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
@@ -40,6 +41,7 @@ class BotSettings(BaseSettings):
     rate_group_period: float = Field(default=60.0, gt=0)
     send_retries: int = Field(default=5, ge=0)
     notifier_consumer: str = "bot"
+    inbox_claim_seconds: int = Field(default=15, ge=1)
 
     def secret_token(self) -> str:
         """``webhook_secret`` or, when unset, 48 hex chars derived from the token (allowed by Telegram)."""

@@ -4,8 +4,9 @@
 * a body that is not JSON → 400 "not JSON" (one log line, no traceback);
 * JSON that is not a Telegram ``Update`` (no integer ``update_id``, fields of the wrong
   type) → 200 and ignored, one log line: Telegram would redeliver anything else forever;
-* a valid update → handed to ``accept`` and answered 200 once it is accepted (see
-  :class:`bot.app.BotRuntime.accept_update`), handled in the background.
+* a valid update → handed to ``accept``, which keeps it in the store, and answered 200
+  only then (see :meth:`bot.app.BotRuntime.accept_update`), handled in the background;
+  when it cannot be kept (Redis down) → 503, and Telegram delivers it again.
 
 Nothing here ever answers 500 for what a sender put in the body.
 """
@@ -87,5 +88,10 @@ class WebhookHandler:
             self.ignored += 1
             log.warning("webhook: not a Telegram update (%s); ignored", why)
             return web.json_response({"ok": True, "ignored": True})
-        await self.accept(update, raw)
+        try:
+            await self.accept(update, raw)
+        except Exception as exc:  # not kept: Telegram delivers it again after a non-2xx answer
+            log.error("webhook: update %s could not be kept (%s: %s); answered 503", update.update_id,
+                      type(exc).__name__, exc)
+            return web.json_response({"ok": False, "error": "try again"}, status=503)
         return web.json_response({"ok": True})

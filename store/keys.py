@@ -17,6 +17,12 @@ key                                            type       contents / lifetime
 ``P:{u:<user>}:notice``                        string     the user's live "your turn" message: ``{message_id, tables, at}`` JSON; 48 h
 ``P:{u:<user>}:rate``                          hash       the user's action token bucket ``t``, ``at`` (all processes); expires once full
 ``P:{u:<user>}:sockets``                       zset       the user's open WebSockets, socket id → lease end (epoch s)
+``P:{c:<chat>}:members``                       zset       user ids seen in the chat, score = when last seen; 90 d
+``P:chats:moves``                              hash       old chat id → new chat id (a group upgraded to a supergroup; durable)
+``P:chats:moved:<old chat>``                   string     set once that migration was carried out (durable)
+``P:{bot}:inbox``                              hash       update id → ``{update, at}``: webhook updates answered 200, not yet handled
+``P:{bot}:inbox:claim:<update>`` / ``:done:``  string     a handler's claim (15 s, renewed) / a handled update id (1 d)
+``P:{bot}:lobby_edits``                        zset       lobby ids whose last change is not shown yet, score = when changed
 ``P:users``                                    hash       user id → User JSON (no TTL)
 ``P:unreachable``                              set        user ids that blocked the bot
 ``P:flags:<name>``                             set        durable membership flags (e.g. ``lang_explicit``: users who chose via /lang)
@@ -79,6 +85,30 @@ class Keys:
 
     def user_tables(self, user_id: int) -> str:
         return f"{self.prefix}:{{u:{user_id}}}:tables"
+
+    def chat_members(self, chat_id: int) -> str:
+        return f"{self.prefix}:{{c:{chat_id}}}:members"
+
+    @property
+    def chat_moves(self) -> str:
+        return f"{self.prefix}:chats:moves"
+
+    def chat_moved(self, chat_id: int) -> str:
+        return f"{self.prefix}:chats:moved:{chat_id}"
+
+    @property
+    def inbox(self) -> str:
+        return f"{self.prefix}:{{bot}}:inbox"
+
+    def inbox_claim(self, update_id: int) -> str:
+        return f"{self.prefix}:{{bot}}:inbox:claim:{update_id}"
+
+    def inbox_done(self, update_id: int) -> str:
+        return f"{self.prefix}:{{bot}}:inbox:done:{update_id}"
+
+    @property
+    def lobby_edits(self) -> str:
+        return f"{self.prefix}:{{bot}}:lobby_edits"
 
     def turn_notice(self, user_id: int) -> str:
         return f"{self.prefix}:{{u:{user_id}}}:notice"

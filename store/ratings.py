@@ -30,7 +30,7 @@ class Ratings(StoreBase):
         seats = {s["seat"]: s for s in doc["seats"]}
         balances, places = st.get("balances") or {}, st.get("places") or {}
         return await self.record_match(
-            table_id=doc["id"], game=doc["game"], chat_id=doc["chat_id"],
+            table_id=doc["id"], game=doc["game"], chat_id=await self.chat_id_now(doc["chat_id"]),
             ended=datetime.fromtimestamp(doc["ended"], tz=UTC),
             balances={seats[sid]["user_id"]: b for sid, b in balances.items()},
             places={seats[sid]["user_id"]: p for sid, p in places.items()},

@@ -18,6 +18,8 @@ module                 concern
 :mod:`store.notices`   each player's live "your turn" message (S5)
 :mod:`store.limits`    per-user action rate and open sockets, across processes
 :mod:`store.rematch`   "Play again": a finished table's next match (issue 15)
+:mod:`store.chats`     migrated chats (group → supergroup), who is known in a chat
+:mod:`store.inbox`     webhook updates answered and not yet handled, lobby edits not yet shown
 =====================  ==========================================================
 """
 
@@ -31,6 +33,7 @@ from typing import Any
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 
+from store.chats import Chats
 from store.common import (
     BYS,
     CALL_TIMEOUT,
@@ -58,6 +61,7 @@ from store.common import (
 from store.connect import connect, is_cluster, wants_cluster
 from store.events import Events
 from store.flags import Flags
+from store.inbox import Inbox
 from store.keys import Keys
 from store.limits import Limits
 from store.lobbies import Lobbies
@@ -93,7 +97,7 @@ __all__ = [
 
 
 class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, Ratings, Notices, Limits,
-            Rematches):
+            Rematches, Chats, Inbox):
     """Karty's Redis store (docs/CONTRACTS.md §2).
 
     ``redis``: a ``redis.asyncio.Redis`` or ``RedisCluster`` (``decode_responses`` either way);

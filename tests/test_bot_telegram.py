@@ -305,3 +305,192 @@ async def test_a_turn_that_passes_while_the_message_waits_its_turn_is_not_sent(f
     await rt.notifier.poll()
     assert [m for m in api.live_messages(ANN) if "Your turn" in m["text"]] == []
     assert rt.sender.withdrawn == 1
+
+
+# -- 2. a group upgraded to a supergroup ------------------------------------------------------------
+OLD_GROUP, SUPERGROUP = -4001234, -1004001234
+
+
+def service_update(chat: dict, user: dict, **fields) -> dict:
+    msg = {"message_id": 900 + len(fields), "from": user, "chat": chat, "date": int(time.time()), **fields}
+    return {"update_id": int(time.time() * 1000) % 10**9 + abs(hash(str(fields))) % 1000, "message": msg}
+
+
+async def group_with_history(store, rt, api):
+    """A basic group: a rated match on its board, a live table, an open lobby."""
+    old_chat = {"id": OLD_GROUP, "type": "group", "title": "Cards"}
+    people = [tg_user(ANN + i, f"P{i}") for i in range(3)]
+    await store.record_match(table_id="old-match", game="prsi", chat_id=OLD_GROUP, ended=time.time(),
+                             balances={ANN: 20, ANN + 1: -10, ANN + 2: -10}, places={ANN: 1, ANN + 1: 2, ANN + 2: 2},
+                             names={ANN: "P0", ANN + 1: "P1", ANN + 2: "P2"})
+    await rt.feed(message_update("/new prsi", user=people[0], chat=old_chat))
+    lobby = (await store.chat_lobbies(OLD_GROUP))[0]
+    for user in people[1:]:
+        await rt.feed(callback_update(f"lb:{lobby.id}:join", user=user, chat=old_chat))
+    await rt.feed(callback_update(f"lb:{lobby.id}:start", user=people[0], chat=old_chat))
+    table = await store.get_table((await store.get_lobby(lobby.id)).table_id)
+    await rt.feed(message_update("/new penki", user=people[1], chat=old_chat))
+    open_lobby = next(lb for lb in await store.chat_lobbies(OLD_GROUP) if lb.table_id is None)
+    await rt.notifier.poll()
+    await rt.lobbies.drain()
+    return old_chat, people, table, open_lobby
+
+
+def posts_to(api: FakeBotAPI, chat_id: int, marker: str) -> list:
+    return [c for c in api.calls_of("sendMessage", ok=None) if c.chat_id == chat_id and marker in (c.text or "")]
+
+
+@pytest.mark.parametrize("how", ["service messages", "400 on sending"])
+async def test_a_group_upgraded_to_a_supergroup_follows_with_everything(fake_store, bot_runtime, fake_bot_api, how):
+    api = fake_bot_api
+    rt = await bot_runtime(fake_store)
+    old_chat, people, table, open_lobby = await group_with_history(fake_store, rt, api)
+    api.migrate(OLD_GROUP, SUPERGROUP)
+    new_chat = {"id": SUPERGROUP, "type": "supergroup", "title": "Cards"}
+    api.clear()
+    if how == "service messages":
+        await rt.feed(service_update(old_chat, people[0], migrate_to_chat_id=SUPERGROUP))
+        await rt.feed(service_update(new_chat, people[0], migrate_from_chat_id=OLD_GROUP))
+        await rt.feed(service_update(old_chat, people[0], migrate_to_chat_id=SUPERGROUP))  # again: no change
+    # the live table's next posts reach the supergroup, each once
+    for n in (2, 3):
+        await rt.notifier.handle({**round_entry(table, n), "chat_id": OLD_GROUP, "thread_id": None})
+    await api.settle(quiet=0.2)
+    for _ in range(50):  # the store's move runs beside the post that learnt of it
+        if await fake_store.leaderboard("prsi", "week", chat_id=SUPERGROUP) and [
+                c for c in api.sent_messages(SUPERGROUP) if "new table" in c.text]:
+            break
+        await __import__("asyncio").sleep(0.05)
+    for n in (2, 3):
+        assert len(posts_to(api, SUPERGROUP, f"round {n}/5")) == 1
+    refused = api.calls_of("sendMessage", ok=False)
+    assert len(refused) <= 1  # at most the one 400 that told us
+    # the board, the ledger and the last results moved with the chat
+    await rt.feed(message_update("/top", user=people[0], chat=new_chat))
+    top = [c.text for c in api.sent_messages(SUPERGROUP) if "🏆" in c.text][-1]
+    prsi_chat = top.split("this chat")[1].split("everyone")[0]
+    assert "P0" in prsi_chat and "no matches yet" not in prsi_chat
+    assert [m["chat_id"] for m in await fake_store.ledger()] == [SUPERGROUP]
+    assert (await fake_store.user_rating("prsi", ANN, chat_id=SUPERGROUP))["last"]
+    assert await fake_store.leaderboard("prsi", "week", chat_id=OLD_GROUP) == []
+    # the lobbies moved; the open one was posted again in the supergroup, where its buttons work
+    assert {lb.id for lb in await fake_store.chat_lobbies(SUPERGROUP)} >= {open_lobby.id}
+    assert await fake_store.chat_lobbies(OLD_GROUP) == []
+    assert len([c for c in api.sent_messages(SUPERGROUP) if "new table" in c.text]) == 1
+    # a match that ends later lands on the supergroup's board; a repeated move changes nothing
+    assert await fake_store.migrate_chat(OLD_GROUP, SUPERGROUP) is False
+    assert len(await fake_store.leaderboard("prsi", "week", chat_id=SUPERGROUP)) == 3
+    rows = await fake_store.leaderboard("prsi", "week", chat_id=SUPERGROUP)
+    assert {r["user_id"]: r["score"] for r in rows}[ANN] == rows[0]["score"]
+
+
+# -- 9. acknowledged and lost --------------------------------------------------------------------------
+async def test_an_update_answered_200_is_handled_once_even_across_a_crash(fake_store, bot_runtime, fake_bot_api):
+    import asyncio
+
+    from bot.webhook import parse_update
+
+    api = fake_bot_api
+    crashed = await bot_runtime(fake_store, inbox_claim_seconds=1)
+    raw = message_update("/help", user=tg_user(ANN, "Ann"))
+    update, _ = parse_update(raw, crashed.bot)
+    await crashed.accept_update(update, raw)  # what the webhook does before it answers 200
+    for task in list(crashed._handling):  # the process dies before the handler ran
+        task.cancel()
+    await asyncio.sleep(0)
+    assert api.sent_messages(ANN) == []
+    # the next process takes it up once the dead one's claim lapsed, exactly once
+    fresh = await bot_runtime(fake_store, inbox_claim_seconds=1)
+    assert await fresh.resume() == 0  # still claimed by the dead process
+    for _ in range(400):  # the claim lapses after a second (a condition, not a timing)
+        if await fresh.resume():
+            break
+        await asyncio.sleep(0.05)
+    await fresh.drain_updates()
+    assert await fresh.resume() == 0
+    await fresh.accept_update(update, raw)  # Telegram delivers it once more: dropped
+    await fresh.drain_updates()
+    await api.settle(quiet=0.2)
+    assert len([c for c in api.sent_messages(ANN) if "Commands" in c.text]) == 1
+    assert await fake_store.inbox_pending() == []
+
+
+async def test_a_webhook_update_that_cannot_be_kept_is_not_answered_200(fake_store, fake_bot_api, aiohttp_client):
+    from aiohttp import web
+
+    from bot import BotSettings, setup_bot
+
+    api = fake_bot_api
+    app = web.Application()
+    settings = BotSettings(bot_token=api.token, telegram_api_url=api.url, public_url="https://karty.example",
+                           webhook_url="https://karty.example/telegram/webhook", webhook_secret="s3cret")
+    await setup_bot(app, fake_store, settings)
+    client = await aiohttp_client(app)
+
+    async def down(*args, **kwargs):
+        raise ConnectionError("Redis is down")
+
+    fake_store.inbox_add = down
+    answer = await client.post("/telegram/webhook", json=message_update("/help", user=tg_user(ANN, "Ann")),
+                               headers={"X-Telegram-Bot-Api-Secret-Token": "s3cret"})
+    assert answer.status == 503  # so Telegram delivers it again
+    await api.settle(quiet=0.2)
+    assert api.sent_messages(ANN) == []
+
+
+async def test_a_lobby_change_inside_the_debounce_is_shown_after_a_restart(fake_store, bot_runtime, fake_bot_api):
+    api = fake_bot_api
+    first = await bot_runtime(fake_store, lobby_edit_delay=60)
+    chat = tg_chat(GROUP)
+    await first.feed(message_update("/new prsi", user=tg_user(ANN, "Ann"), chat=chat))
+    lobby = (await fake_store.chat_lobbies(GROUP))[0]
+    await first.feed(callback_update(f"lb:{lobby.id}:join", user=tg_user(BOB, "Bobby"), chat=chat))
+    await first.stop()  # the crash: the debounced edit never ran
+    assert not api.calls_of("editMessageText")
+    second = await bot_runtime(fake_store, lobby_edit_delay=0.05)
+    assert await second.lobbies.resume() == 1
+    await second.lobbies.drain()
+    edits = api.calls_of("editMessageText", chat_id=GROUP)
+    assert len(edits) == 1 and "Bobby" in edits[0].text
+    assert await fake_store.lobby_edits_pending() == []
+
+
+# -- 11. privacy --------------------------------------------------------------------------------------
+EVE = 5999
+
+
+async def test_a_chats_tables_and_boards_only_for_people_known_in_it(store, bot_runtime, fake_bot_api,
+                                                                     web_client, web_init_data):
+    from store import LobbySettings, Seat
+
+    rt = await bot_runtime(store)
+    chat = tg_chat(GROUP)
+    await rt.feed(message_update("/top", user=tg_user(ANN, "Ann"), chat=chat))  # Ann is seen in the chat
+    seats = [Seat(seat=f"u{BOB}", user_id=BOB, name="Bob"), Seat(seat="c1", name="C1", computer=True)]
+    table = await store.create_table(game="prsi", seats=seats, chat_id=GROUP, seed=3,
+                                          settings=LobbySettings(players=2, turn_seconds=None))
+    await store.record_match(table_id="m1", game="prsi", chat_id=GROUP, ended=time.time(),
+                                  balances={ANN: 5, BOB: -5}, names={ANN: "Ann", BOB: "Bob"})
+    client = await web_client()
+
+    def auth(uid):
+        return {"Authorization": f"tma {web_init_data(uid, f'P{uid}')}"}
+
+    urls = [f"/api/chats/{GROUP}/tables", f"/api/leaderboard?game=prsi&chat_id={GROUP}",
+            f"/api/rating?game=prsi&chat_id={GROUP}", f"/api/tables/{table.id}"]
+    for url in urls:
+        eve = await client.get(url, headers=auth(EVE))
+        assert eve.status == 403, url
+        assert (await eve.json())["error"] == "not_in_chat"
+        assert (await client.get(url, headers=auth(ANN))).status == 200, url  # seen there by the bot
+        assert (await client.get(url, headers=auth(BOB))).status == 200, url  # seated at its table
+    everyone = await client.get("/api/leaderboard?game=prsi", headers=auth(EVE))
+    assert everyone.status == 200
+    body = await (await client.get(f"/api/chats/{GROUP}/tables", headers=auth(ANN))).json()
+    assert [t["id"] for t in body["tables"]] == [table.id]
+    # Ann leaves the group: Telegram's chat_member update, and she no longer sees it
+    await rt.feed({"update_id": 777001, "chat_member": {
+        "chat": chat, "from": tg_user(ANN, "Ann"), "date": int(time.time()),
+        "old_chat_member": {"status": "member", "user": tg_user(ANN, "Ann")},
+        "new_chat_member": {"status": "left", "user": tg_user(ANN, "Ann")}}})
+    assert (await client.get(urls[0], headers=auth(ANN))).status == 403

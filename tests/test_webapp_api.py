@@ -43,6 +43,7 @@ def auth(web_init_data):
 async def test_config_needs_no_auth(web_client):
     client = await web_client(bot_username="karty_bot", webapp_short_name="play")
     body = await (await client.get("/api/config")).json()
+    assert abs(body.pop("server_time") - __import__("time").time()) < 60  # every answer carries it
     assert body == {"local": False, "bot_username": "karty_bot", "app_short_name": "play", "round_hold": ROUND_HOLD}
 
 
@@ -254,8 +255,9 @@ async def test_chat_tables_and_my_tables(web_client, store, auth):
     client = await web_client()
     seats = [Seat(seat=f"u{ANN}", user_id=ANN, name="Ann"), Seat(seat=f"u{BOB}", user_id=BOB, name="Bob")]
     table = await store.create_table(game="penki", seats=seats, chat_id=-100123, seed=3)
-    body = await (await client.get("/api/chats/-100123/tables", headers=auth(EVE))).json()
+    body = await (await client.get("/api/chats/-100123/tables", headers=auth(ANN))).json()  # seated there
     assert [t["id"] for t in body["tables"]] == [table.id]
+    assert (await client.get("/api/chats/-100123/tables", headers=auth(EVE))).status == 403  # not in the chat
     assert (await client.get("/api/chats/abc/tables", headers=auth(EVE))).status == 400
     mine = await (await client.get("/api/tables", headers=auth(ANN))).json()
     assert table.id in [t["id"] for t in mine["tables"]]
@@ -276,8 +278,9 @@ async def test_my_tables_say_where_each_game_stands(web_client, store, auth):
     assert listed[penki.id]["phase"] == 1 and listed[penki.id]["to_move"] == penki.state.to_move
 
 
-async def test_leaderboard_and_rating(web_client, auth):
+async def test_leaderboard_and_rating(web_client, store, auth):
     client = await web_client()
+    await store.seen_in_chat(-1001, ANN)  # the bot saw Ann in that chat (webapp.privacy)
     for chat in ("", "&chat_id=-1001"):
         for period in ("week", "month"):
             resp = await client.get(f"/api/leaderboard?game=prsi&period={period}{chat}", headers=auth(ANN))
@@ -365,3 +368,15 @@ async def test_healthz_answers_while_redis_does(web_client, monkeypatch):
     monkeypatch.setattr(client.app[STORE], "ping", down)
     resp = await client.get("/healthz")
     assert resp.status == 503 and (await resp.json()) == {"ok": False}
+
+
+async def test_every_answer_carries_the_server_time(web_client, auth):
+    """Issue 12 point 5: answers and errors carry ``server_time`` (the app keeps the offset)."""
+    import time
+
+    client = await web_client()
+    for path, headers, status in (("/api/me", auth(ANN), 200), ("/api/tables/nope", auth(ANN), 404),
+                                  ("/api/me", {}, 401), ("/api/leaderboard?game=uno", auth(ANN), 400)):
+        resp = await client.get(path, headers=headers)
+        assert resp.status == status, path
+        assert abs((await resp.json())["server_time"] - time.time()) < 60, path

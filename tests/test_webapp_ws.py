@@ -27,7 +27,9 @@ async def new_table(store, humans=(ANN, BOB), computers: int = 0, game: str = "p
 async def recv(ws, timeout: float = 5.0) -> dict[str, Any]:
     msg = await ws.receive(timeout=timeout)
     assert msg.type == aiohttp.WSMsgType.TEXT, (msg.type, msg.data, msg.extra)
-    return json.loads(msg.data)
+    data = json.loads(msg.data)
+    assert isinstance(data.pop("server_time"), float)  # every socket message carries it (webapp.clock)
+    return data
 
 
 async def recv_state(ws, timeout: float = 5.0) -> dict[str, Any]:

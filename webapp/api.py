@@ -20,8 +20,10 @@ import engine
 from engine.ratings import period_keys
 from store.common import ROUND_HOLD
 from webapp.auth import Identity
+from webapp.clock import stamp
 from webapp.errors import ApiError, dumps
 from webapp.keys import AUTH, LIMITER, SETTINGS, STORE
+from webapp.privacy import check_chat, check_table
 
 PERIODS = ("week", "month")
 
@@ -67,8 +69,8 @@ class ActionRequest(BaseModel):
 
 # --- helpers ---------------------------------------------------------------------------
 def ok(data: Any, status: int = 200) -> web.Response:
-    """A JSON answer."""
-    return web.json_response(data, status=status, dumps=dumps)
+    """A JSON answer, with the server's ``server_time`` (webapp.clock)."""
+    return web.json_response(stamp(data), status=status, dumps=dumps)
 
 
 async def identify(request: web.Request) -> Identity:
@@ -221,6 +223,7 @@ async def get_table(request: web.Request) -> web.Response:
     """
     who = await identify(request)
     table = await get_table_or_404(request)
+    await check_table(request.app[STORE], table, who.id)
     return ok(table_payload(table, table.seat_of(who.id)))
 
 
@@ -270,8 +273,10 @@ async def post_action(request: web.Request) -> web.Response:
 
 async def chat_tables(request: web.Request) -> web.Response:
     """``GET /api/chats/{chat_id}/tables`` → ``{tables: [summary…]}`` (the chat's live tables)."""
-    await identify(request)
-    tables = await request.app[STORE].chat_tables(path_chat_id(request))
+    who = await identify(request)
+    chat_id = path_chat_id(request)
+    await check_chat(request.app[STORE], chat_id, who.id)  # 403 not_in_chat
+    tables = await request.app[STORE].chat_tables(chat_id)
     return ok({"tables": [t.summary() for t in tables]})
 
 
@@ -280,7 +285,7 @@ async def leaderboard(request: web.Request) -> web.Response:
 
     ``rows``: ``[{user_id, name, score, matches, rank}]``; no ``chat_id`` means everyone.
     """
-    await identify(request)
+    who = await identify(request)
     game = query_game(request)
     period = request.query.get("period", "week")
     if period not in PERIODS:
@@ -289,6 +294,7 @@ async def leaderboard(request: web.Request) -> web.Response:
     limit = query_int(request, "limit", 20)
     if not 1 <= limit <= 100:
         raise ApiError(400, "bad_request", "limit must be 1..100")
+    await check_chat(request.app[STORE], chat_id, who.id)  # a chat's board: 403 not_in_chat for outsiders
     now = datetime.now(UTC)
     rows = await request.app[STORE].leaderboard(game, period, chat_id=chat_id, at=now, limit=limit)
     week_key, month_key = period_keys(game, now)
@@ -311,6 +317,7 @@ async def rating(request: web.Request) -> web.Response:
     who = await identify(request)
     game = query_game(request)
     chat_id = query_int(request, "chat_id")
+    await check_chat(request.app[STORE], chat_id, who.id)
     data = await request.app[STORE].user_rating(game, who.id, chat_id=chat_id)
     return ok(data)
 

@@ -94,9 +94,11 @@ def dumps(obj: Any) -> str:
 def json_error(
     status: int, code: str, detail: str = "", headers: dict[str, str] | None = None, **extra: Any
 ) -> web.Response:
-    """The JSON error answer ``{"error": code, "detail": detail, **extra}``."""
+    """The JSON error answer ``{"error": code, "detail": detail, **extra, "server_time"}``."""
+    from webapp.clock import stamp
+
     return web.json_response(
-        {"error": code, "detail": detail, **extra}, status=status, headers=headers, dumps=dumps
+        stamp({"error": code, "detail": detail, **extra}), status=status, headers=headers, dumps=dumps
     )
 
 

@@ -12,7 +12,8 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel
 
-from webapp.api import Action, ActionRequest, ok
+from webapp.api import Action, ActionRequest
+from webapp.errors import dumps
 from webapp.local import LocalTableRequest, LoginRequest
 
 REF = "#/components/schemas/{model}"
@@ -158,7 +159,10 @@ def document() -> dict[str, Any]:
             "title": "Karty Mini App API",
             "version": "1.0",
             "description": "Prší and Penki tables for the Telegram Mini App. Errors are "
-            '`{"error": code, "detail": text}`. Authenticate with `Authorization: tma <initData>`.',
+            '`{"error": code, "detail": text}`. Authenticate with `Authorization: tma <initData>`. '
+            "Every JSON answer (errors too) and every WebSocket message also carries `server_time`: "
+            "the server's epoch seconds when it was sent, so a client whose clock is off can count "
+            "down to a `deadline` (server epoch seconds) rightly.",
         },
         "components": {
             "schemas": _schemas(),
@@ -341,8 +345,8 @@ def document() -> dict[str, Any]:
 
 
 async def openapi_json(request: web.Request) -> web.Response:
-    """``GET /api/openapi.json``: the OpenAPI 3.1 document. No auth."""
-    return ok(document())
+    """``GET /api/openapi.json``: the OpenAPI 3.1 document (as is: no ``server_time``). No auth."""
+    return web.json_response(document(), dumps=dumps)
 
 
 def add_routes(app: web.Application) -> None:

@@ -41,9 +41,11 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 import engine
 from webapp.auth import Identity
+from webapp.clock import stamp_text
 from webapp.errors import ApiError, dumps
 from webapp.keys import ADMISSION_RELEASE, AUTH, HUB, LEASES, PRESENCE, SETTINGS, SOCKETS, STORE
 from webapp.presence import Presence
+from webapp.privacy import may_see_table
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +56,7 @@ PONG = dumps({"type": "pong"})
 
 CLOSE_BAD_MESSAGE = 4400
 CLOSE_UNAUTHORIZED = 4401
+CLOSE_FORBIDDEN = 4403  # a spectator not known in the table's chat (webapp.privacy)
 CLOSE_GONE = 4404
 CLOSE_IDLE = 4408
 CLOSE_TOO_MANY = 4429
@@ -116,7 +119,8 @@ class Client:
         try:
             while True:
                 msg, text = await self.queue.get()
-                await asyncio.wait_for(self.ws.send_str(dumps(msg) if text is None else text), send_timeout)
+                out = stamp_text(dumps(msg) if text is None else text)  # server_time at sending
+                await asyncio.wait_for(self.ws.send_str(out), send_timeout)
                 if msg.get("error") == "gone":
                     await self.ws.close(code=CLOSE_GONE, message=b"gone")
                     return
@@ -344,7 +348,7 @@ def _since(value: Any) -> int | None:
 
 async def _fail(ws: web.WebSocketResponse, code: int, error: str, detail: str) -> web.WebSocketResponse:
     with contextlib.suppress(Exception):
-        await ws.send_str(dumps({"type": "error", "error": error, "detail": detail}))
+        await ws.send_str(stamp_text(dumps({"type": "error", "error": error, "detail": detail})))
         await ws.close(code=code, message=error.encode())
     return ws
 
@@ -437,6 +441,9 @@ async def _serve(
         await _fail(ws, CLOSE_GONE, "gone", "the table expired")
         return
     seat = table.seat_of(who.id)
+    if seat is None and not await may_see_table(store, table, who.id):
+        await _fail(ws, CLOSE_FORBIDDEN, "not_in_chat", "only people in that chat see its tables")
+        return
     client = Client(ws, who.id, seat, settings.ws_send_queue)
     writer = asyncio.create_task(client.writer(settings.ws_send_timeout), name=f"ws-writer:{table_id}")
     hub.join(table_id, client)

@@ -75,7 +75,7 @@ def make_router() -> Router:
         lobby = await store.create_lobby(chat_id=chat_id, thread_id=thread_id, game=game, creator=user)
         await lobbies.post(lobby)
         if chat_id != user.id and not await prober.probe(user.id):
-            lobbies.touch(lobby.id)  # show the note asking them to press Start
+            await lobbies.changed(lobby.id)  # show the note asking them to press Start
 
     @router.message(Command("new"))
     async def cmd_new(message: Message, command: CommandObject, store: Any, lobbies: LobbyMessages,
@@ -152,7 +152,7 @@ def make_router() -> Router:
             await answer(query)
             lobbies.show_menu(lid, "variants" if action is LobbyAction.variants else None)
             return
-        lobbies.touch(lid)
+        await lobbies.changed(lid)
 
     @router.callback_query(RematchCb.filter())
     async def on_rematch(query: CallbackQuery, callback_data: RematchCb, store: Any, lobbies: LobbyMessages,
@@ -194,7 +194,7 @@ def make_router() -> Router:
         name = texts.variant_name(callback_data.variant)
         on = callback_data.variant in lobby.settings.variants
         await answer(query, (_("On: {variant}") if on else _("Off: {variant}")).format(variant=name))
-        lobbies.touch(lid)
+        await lobbies.changed(lid)
 
     return router
 

@@ -93,5 +93,5 @@ async def _open(ident: str, message: Message, store: Any, sender: Sender, lobbie
         await sender.send_message(message.chat.id, texts.open_table_text(table), reply_markup=markup)
         return True
     await sender.send_message(message.chat.id, texts.lobby_waiting_text(lobby))
-    lobbies.touch(lobby.id)
+    await lobbies.changed(lobby.id)
     return True

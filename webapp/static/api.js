@@ -1,6 +1,8 @@
 // The HTTP API and the WebSocket of CONTRACTS §3. URLs are relative to the page,
 // so the app works under any prefix the server or a reverse proxy gives it.
 
+import { noteAnswer, noteMessage } from "./clock.js";
+
 export class ApiError extends Error {
   constructor(status, code, detail) {
     super(detail || code || `HTTP ${status}`);
@@ -30,17 +32,20 @@ export class Api {
     if (this.initData) headers.Authorization = `tma ${this.initData}`;
     if (body !== undefined) headers["Content-Type"] = "application/json";
     let res;
+    const sent = Date.now();
     try {
       res = await fetch(url(path), { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     } catch (e) {
       throw new ApiError(0, "network", String(e));
     }
+    const received = Date.now();
     let data = null;
     try {
       data = await res.json();
     } catch {
       data = null;
     }
+    if (data && typeof data.server_time === "number") noteAnswer(data.server_time, sent, received);
     if (!res.ok) throw new ApiError(res.status, data?.error || `http_${res.status}`, data?.detail || "");
     return data;
   }
@@ -160,6 +165,7 @@ export class TableSocket {
       } catch {
         return;
       }
+      if (msg && typeof msg.server_time === "number") noteMessage(msg.server_time);
       if (msg.type === "state") {
         if (!this.connected) {
           this.connected = true;

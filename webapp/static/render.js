@@ -1,6 +1,7 @@
 // DOM building. Reads `state`, never mutates game data; user input goes to the
 // handlers main.js passes in. All text goes in through textContent.
 
+import { serverNow } from "./clock.js";
 import { backFigure, cardButton, cardFigure, suitSvg } from "./cards.js";
 import { callout, cardName, cardShort, cardsText, suitName, t } from "./i18n.js";
 import { isComputer, legal, legalOf, myTurn, nameOf, state } from "./state.js";
@@ -153,7 +154,7 @@ function avatar(seatId, big = false) {
 export function updateTimers() {
   const v = state.view;
   const total = state.table?.settings?.turn_seconds || 60;
-  const now = Date.now() / 1000;
+  const now = serverNow(); // the deadline is on the server's clock (clock.js)
   const left = state.deadline ? Math.max(0, state.deadline - now) : null;
   for (const av of document.querySelectorAll(".avatar")) {
     const active = v && !v.over && v.to_move === av.dataset.seat && left !== null;
