@@ -200,3 +200,53 @@ async def test_no_token_and_no_local_play_nobody_signs_in(web_client, web_init_d
     client = await web_client(bot_token=None, local_play=False)
     assert (await client.post("/api/local/login", json={"name": "Ann"})).status == 404
     assert (await client.get("/api/me", headers=tma(web_init_data(1)))).status == 401
+
+
+# -- long sessions (issue 12 point 6) --------------------------------------------------------------
+async def test_a_server_issued_session_outlives_initdata_and_is_renewed_while_in_use(web_client, store,
+                                                                                     web_init_data):
+    import time
+
+    from webapp.keys import AUTH
+
+    client = await web_client()
+    auth = client.app[AUTH]
+    now = [time.time()]
+    auth.clock = lambda: now[0]
+    init = web_init_data(4242, "Long")
+    issued = await client.post("/api/session", headers={"Authorization": f"tma {init}"})
+    assert issued.status == 200
+    body = await issued.json()
+    token, expires = body["session"], body["expires_at"]
+    assert abs(expires - now[0] - auth.session_ttl) < 1
+    me = await client.get("/api/me", headers={"Authorization": f"session {token}"})
+    assert (await me.json())["user"]["id"] == 4242
+    # a day and more later the initData is refused, but the session (renewed meanwhile) works
+    for _ in range(4):
+        now[0] += auth.session_ttl * 0.6
+        renewed = await (await client.post("/api/session", headers={"Authorization": f"session {token}"})).json()
+        assert renewed["expires_at"] > expires
+        token, expires = renewed["session"], renewed["expires_at"]
+    old_init = await client.get("/api/me", headers={"Authorization": f"tma {init}"})
+    assert old_init.status == 401 and (await old_init.json())["error"] == "auth_expired"
+    assert (await client.get("/api/me", headers={"Authorization": f"session {token}"})).status == 200
+    # the socket takes the session too
+    from store import LobbySettings, Seat
+
+    seats = [Seat(seat="u4242", user_id=4242, name="Long"), Seat(seat="c1", name="C", computer=True)]
+    table = await store.create_table(game="prsi", seats=seats, seed=1,
+                                     settings=LobbySettings(players=2, turn_seconds=None))
+    ws = await client.ws_connect(f"/ws/tables/{table.id}")
+    await ws.send_json({"type": "auth", "session": token})
+    msg = await ws.receive_json(timeout=5)
+    assert msg["type"] == "state" and msg["seat"] == "u4242", msg
+    await ws.close()
+    # unused past its life: refused, with a code the app shows as "reopen Karty"
+    now[0] = expires + 1
+    late = await client.get("/api/me", headers={"Authorization": f"session {token}"})
+    assert late.status == 401 and (await late.json())["error"] == "session_expired"
+    # forged or another server's: refused
+    forged = token[:-4] + ("AAAA" if not token.endswith("AAAA") else "BBBB")
+    now[0] = expires - 10
+    assert (await client.get("/api/me", headers={"Authorization": f"session {forged}"})).status == 401
+    assert (await client.get("/api/me", headers={"Authorization": "session garbage"})).status == 401

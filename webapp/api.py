@@ -193,6 +193,16 @@ async def me(request: web.Request) -> web.Response:
     return ok({"user": user, "start_param": who.start_param})
 
 
+async def session(request: web.Request) -> web.Response:
+    """``POST /api/session`` → ``{session, expires_at}``: a server-issued session for the caller
+    (signed in with valid initData or a session not yet expired), sent back as
+    ``Authorization: session <token>`` (and ``session`` in the socket's auth message). 401
+    ``auth_expired`` / ``session_expired`` when neither is valid any more: reopen the app."""
+    who = await identify(request)
+    token, expires = request.app[AUTH].issue(who)
+    return ok({"session": token, "expires_at": expires})
+
+
 async def my_tables(request: web.Request) -> web.Response:
     """``GET /api/tables`` → ``{tables: [summary…]}``: the caller's live tables, newest first.
 
@@ -327,6 +337,7 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/healthz", healthz, name="healthz")
     app.router.add_get("/api/config", config, name="config")
     app.router.add_get("/api/me", me, name="me")
+    app.router.add_post("/api/session", session, name="session")
     app.router.add_get("/api/tables", my_tables, name="my_tables")
     app.router.add_get("/api/tables/{id}", get_table, name="table")
     app.router.add_post("/api/tables/{id}/actions", post_action, name="actions")

@@ -56,6 +56,7 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
     app[SETTINGS] = settings
     app[STORE] = store
     app[AUTH] = Authenticator(settings.token or new_local_key(), store, max_age=settings.init_data_max_age)
+    app[AUTH].session_ttl = settings.session_ttl
     app[LIMITER] = SharedBuckets(store, settings.action_rate, settings.action_burst)
     app[LEASES] = SocketLeases(store, settings.ws_per_user)
     app[SOCKETS] = weakref.WeakSet()

@@ -9,6 +9,11 @@ local play and the web app never import a Telegram library, and aiogram's import
 seconds of CPU); :func:`verify_init_data` adds a maximum age of ``auth_date`` (24 h by
 default) and a user with an integer id and a first name being present.
 
+Long sessions: initData lives 24 h, an app may stay open longer. ``POST /api/session``
+exchanges valid initData (or a session still valid) for a server-issued session
+(:func:`sign_session`: signed, not stored, :data:`SESSION_TTL`), which the app sends as
+``Authorization: session <token>`` and renews while it is in use.
+
 Reuse of the same initData within its age is normal (the Mini App sends it on every
 call) and accepted: :class:`Authenticator` keeps each string it verified (bounded, LRU)
 until its ``auth_date`` is older than the maximum age, so a repeat costs a dict lookup,
@@ -20,6 +25,7 @@ start (:func:`new_local_key`), so the same checks serve both.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import json
@@ -37,6 +43,8 @@ from store import User
 from webapp.errors import ApiError
 
 MAX_INIT_DATA = 4096  # bytes; real initData is well under 1.5 KiB
+SESSION_TTL = 12 * 3600  # seconds a server-issued session lasts; renewed while the app is in use
+SESSION_PREFIX = "s1."
 FUTURE_SKEW = 300  # seconds an auth_date may lie in the future (clock skew)
 
 
@@ -133,6 +141,62 @@ def _user(raw: str) -> tuple[int, str, str | None, str | None, str | None] | Non
     return uid, first, last, username, language
 
 
+def header_credential(request: web.Request) -> str:
+    """The credential of ``Authorization: tma <initData>`` or ``Authorization: session <token>``;
+    401 ``unauthorized`` when absent."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, value = header.partition(" ")
+    value = value.strip()
+    if scheme.lower() == "session" and value:
+        return value if value.startswith(SESSION_PREFIX) else SESSION_PREFIX + value
+    if scheme.lower() != "tma" or not value:
+        raise ApiError(401, "unauthorized", "Authorization: tma <initData> or session <token> required")
+    return value
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def sign_session(who: Identity, token: str, *, now: float, ttl: int = SESSION_TTL) -> tuple[str, float]:
+    """A session for ``who``: ``("s1.<payload>.<mac>", expires_at)``. The payload (the caller,
+    issued and expiry times) is signed with a key derived from ``token`` (the bot token), so
+    only this server's processes issue or accept it; nothing is stored."""
+    expires = float(int(now) + ttl)
+    body = {"i": who.id, "n": who.name, "u": who.username, "l": who.language, "s": who.start_param,
+            "a": who.auth_date, "t": int(now), "e": int(expires)}
+    payload = _b64(json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode())
+    mac = hmac.new(_session_key(token), payload.encode(), hashlib.sha256).digest()
+    return f"{SESSION_PREFIX}{payload}.{_b64(mac)}", expires
+
+
+def verify_session(session: str, token: str, *, now: float) -> tuple[Identity, float]:
+    """``(caller, expires_at)`` of a session from :func:`sign_session`. 401 ``unauthorized``
+    (malformed, forged, another bot's) or ``session_expired``."""
+    try:
+        payload, mac = session[len(SESSION_PREFIX):].split(".")
+        expected = hmac.new(_session_key(token), payload.encode(), hashlib.sha256).digest()
+        if not hmac.compare_digest(expected, _unb64(mac)):
+            raise ValueError("bad mac")
+        body = json.loads(_unb64(payload))
+        who = Identity(id=int(body["i"]), name=str(body["n"]), username=body.get("u"), language=body.get("l"),
+                       start_param=body.get("s"), auth_date=int(body["a"]))
+        expires = float(body["e"])
+    except (ValueError, KeyError, TypeError):
+        raise ApiError(401, "unauthorized", "session invalid") from None
+    if now >= expires:
+        raise ApiError(401, "session_expired", "session expired, reopen the app")
+    return who, expires
+
+
+def _session_key(token: str) -> bytes:
+    return hmac.new(b"KartySession", token.encode(), hashlib.sha256).digest()
+
+
 def header_init_data(request: web.Request) -> str:
     """The initData of ``Authorization: tma <initData>``; 401 ``unauthorized`` when absent."""
     header = request.headers.get("Authorization", "")
@@ -194,6 +258,7 @@ class Authenticator:
         self.store = store
         self.max_age = max_age
         self.clock = clock
+        self.session_ttl = SESSION_TTL
         self._seen: dict[int, tuple[tuple[str, str | None, str | None], float]] = {}
         self._verified: OrderedDict[str, Identity] = OrderedDict()
 
@@ -213,15 +278,24 @@ class Authenticator:
             self._verified.popitem(last=False)
         return who
 
-    async def identify(self, init_data: str) -> Identity:
-        """Check ``init_data`` (401 :class:`ApiError` if bad) and save its user."""
-        who = self.verify(init_data)
+    async def identify(self, credential: str) -> Identity:
+        """Check ``credential`` — initData, or a session from :meth:`issue` (``s1.…``) — (401
+        :class:`ApiError` if bad or expired) and save its user."""
+        if isinstance(credential, str) and credential.startswith(SESSION_PREFIX):
+            who, _ = verify_session(credential, self.token, now=self.clock())
+        else:
+            who = self.verify(credential)
         await self.remember(who)
         return who
 
+    def issue(self, who: Identity) -> tuple[str, float]:
+        """A fresh session for ``who`` (see :func:`sign_session`): ``(token, expires_at)``."""
+        return sign_session(who, self.token, now=self.clock(), ttl=self.session_ttl)
+
     async def request(self, request: web.Request) -> Identity:
-        """The caller of an HTTP request, from ``Authorization: tma <initData>``."""
-        return await self.identify(header_init_data(request))
+        """The caller of an HTTP request, from ``Authorization: tma <initData>`` or
+        ``Authorization: session <token>``."""
+        return await self.identify(header_credential(request))
 
     async def remember(self, who: Identity) -> None:
         """Save ``who`` with ``store.save_user`` unless saved recently unchanged."""

@@ -171,7 +171,8 @@ def document() -> dict[str, Any]:
                     "type": "apiKey",
                     "in": "header",
                     "name": "Authorization",
-                    "description": "`tma <initData>`: Telegram's signed initData, at most 24 h old",
+                    "description": "`tma <initData>`: Telegram's signed initData, at most 24 h old; "
+                    "or `session <token>`: a session from `POST /api/session`, renewed while in use",
                 }
             },
         },
@@ -202,6 +203,16 @@ def document() -> dict[str, Any]:
                 "get": {
                     "summary": "The signed-in user",
                     "responses": {"200": _json({"type": "object"}), **_errors(401)},
+                }
+            },
+            "/api/session": {
+                "post": {
+                    "summary": "A server-issued session for valid initData (or a session still valid): "
+                    "send it as `Authorization: session <token>` and renew it while in use",
+                    "responses": {"200": _json({"type": "object", "required": ["session", "expires_at"],
+                                                "properties": {"session": {"type": "string"},
+                                                               "expires_at": {"type": "number"}}}),
+                                  **_errors(401)},
                 }
             },
             "/api/local/login": {

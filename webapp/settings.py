@@ -34,6 +34,8 @@ class WebSettings(BaseSettings):
 
     # Limits (seldom changed; tests lower some of them).
     init_data_max_age: int = Field(24 * 3600, alias="INIT_DATA_MAX_AGE", description="seconds")
+    session_ttl: int = Field(12 * 3600, alias="SESSION_TTL", ge=2,
+                             description="seconds a server-issued session lasts (renewed while in use)")
     client_max_size: int = Field(16 * 1024, alias="CLIENT_MAX_SIZE", description="bytes per request body")
     action_rate: float = Field(10.0, alias="ACTION_RATE", description="actions per second per user (all processes)")
     action_burst: int = Field(20, alias="ACTION_BURST", description="token bucket size")

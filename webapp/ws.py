@@ -366,7 +366,7 @@ async def _first_message(ws: web.WebSocketResponse, request: web.Request) -> tup
         data = json.loads(msg.data)
         if not isinstance(data, dict) or data.get("type") != "auth":
             raise ValueError("first message must be {type: auth}")
-        init_data = data.get("init_data")
+        init_data = data.get("session") or data.get("init_data")  # a server-issued session, or initData
         if not isinstance(init_data, str):
             raise ApiError(401, "unauthorized", "init_data missing")
         since = _since(data.get("since"))

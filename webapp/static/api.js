@@ -1,7 +1,7 @@
 // The HTTP API and the WebSocket of CONTRACTS §3. URLs are relative to the page,
 // so the app works under any prefix the server or a reverse proxy gives it.
 
-import { noteAnswer, noteMessage } from "./clock.js";
+import { noteAnswer, noteMessage, serverNow } from "./clock.js";
 
 export class ApiError extends Error {
   constructor(status, code, detail) {
@@ -22,14 +22,86 @@ function newId() {
   return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 }
 
+// Long sessions (issue 12, point 6): initData is valid for 24 h, an app may stay open
+// longer. The app exchanges it for a server-issued session (POST /api/session), sends
+// that instead, and renews it while in use (past half its life, on any request and
+// every few minutes while a table is open). When neither the session nor initData is
+// accepted any more, `signedOut` (set by the app) gets one call: it signs in again (local
+// play) or shows one clear screen that reopens Karty through Telegram. Never a loop.
+export const session = { token: null, expires: 0, issued: 0 };
+const AUTH_ERRORS = new Set(["unauthorized", "auth_expired", "session_expired"]);
+let signedOutHandler = null;
+let recovering = null;
+
+/** The app's answer to "signed out": resolves true when signed in again (retry), else false. */
+export function onSignedOut(fn) {
+  signedOutHandler = fn;
+}
+
+export function isAuthError(status, code) {
+  return status === 401 || AUTH_ERRORS.has(code);
+}
+
+function sessionValid() {
+  return !!session.token && session.expires - serverNow() > 5;
+}
+
+/** Sign in again after a refusal: a fresh session, else the app's handler; one at a time. */
+export function recoverAuth(api) {
+  if (!recovering) {
+    recovering = (async () => {
+      if (await api.renewSession(true)) return true;
+      return signedOutHandler ? !!(await signedOutHandler()) : false;
+    })().finally(() => {
+      recovering = null;
+    });
+  }
+  return recovering;
+}
+
 export class Api {
   constructor(initData = "") {
     this.initData = initData;
+    this.renewing = null;
   }
 
-  async request(method, path, body) {
+  /** A fresh session (from the current one, else from initData); false when both are refused. */
+  renewSession(force = false) {
+    if (!force && sessionValid() && serverNow() - session.issued < (session.expires - session.issued) / 2) {
+      return Promise.resolve(true);
+    }
+    if (!this.renewing) {
+      this.renewing = (async () => {
+        for (const auth of [sessionValid() ? `session ${session.token}` : null,
+          this.initData ? `tma ${this.initData}` : null]) {
+          if (!auth) continue;
+          try {
+            const res = await fetch(url("/api/session"), { method: "POST", headers: { Authorization: auth, Accept: "application/json" } });
+            const data = await res.json().catch(() => null);
+            if (res.ok && data?.session) {
+              session.token = data.session;
+              session.expires = data.expires_at;
+              session.issued = data.server_time || serverNow();
+              return true;
+            }
+            if (res.status !== 401) return sessionValid(); // the server is away: keep what we have
+          } catch {
+            return sessionValid();
+          }
+        }
+        session.token = null;
+        return false;
+      })().finally(() => {
+        this.renewing = null;
+      });
+    }
+    return this.renewing;
+  }
+
+  async request(method, path, body, retry = true) {
     const headers = { Accept: "application/json" };
-    if (this.initData) headers.Authorization = `tma ${this.initData}`;
+    if (sessionValid()) headers.Authorization = `session ${session.token}`;
+    else if (this.initData) headers.Authorization = `tma ${this.initData}`;
     if (body !== undefined) headers["Content-Type"] = "application/json";
     let res;
     const sent = Date.now();
@@ -46,7 +118,11 @@ export class Api {
       data = null;
     }
     if (data && typeof data.server_time === "number") noteAnswer(data.server_time, sent, received);
+    if (res.status === 401 && retry && headers.Authorization && (await recoverAuth(this))) {
+      return this.request(method, path, body, false);
+    }
     if (!res.ok) throw new ApiError(res.status, data?.error || `http_${res.status}`, data?.detail || "");
+    if (headers.Authorization) this.renewSession(); // in use: renewed past half its life (or got at first)
     return data;
   }
 
@@ -120,6 +196,13 @@ export class Api {
  * pings every 20 s, reconnects with backoff after a close (a server restart) and
  * resyncs from the last version seen.
  */
+let shared = null;
+function sharedApi(initData) {
+  if (!shared) shared = new Api(initData);
+  shared.initData = initData || shared.initData;
+  return shared;
+}
+
 export class TableSocket {
   constructor(tableId, initData, { onState, onStatus, since }) {
     this.tableId = tableId;
@@ -152,10 +235,13 @@ export class TableSocket {
     }
     this.ws = ws;
     ws.addEventListener("open", () => {
-      ws.send(JSON.stringify({ type: "auth", init_data: this.initData, since: this.since }));
+      const hello = { type: "auth", init_data: this.initData, since: this.since };
+      if (sessionValid()) hello.session = session.token;
+      ws.send(JSON.stringify(hello));
       clearInterval(this.pingTimer);
       this.pingTimer = setInterval(() => {
         if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: "ping" }));
+        if (session.token) sharedApi(this.initData).renewSession(); // in use while the table is open
       }, 20000);
     });
     ws.addEventListener("message", (ev) => {
@@ -175,6 +261,7 @@ export class TableSocket {
         if (typeof msg.version === "number") this.since = Math.max(this.since, msg.version);
         this.onState(msg);
       } else if (msg.type === "error") {
+        if (AUTH_ERRORS.has(msg.error)) this.authFailed = true; // no blind retry: sign in again first
         this.onStatus("error", msg);
       }
     });
@@ -184,6 +271,18 @@ export class TableSocket {
       if (this.closed) return; // closed on purpose (left the table): no "reconnecting" banner
       if (this.connected) this.onStatus("closed");
       this.connected = false;
+      if (this.authFailed) {
+        this.authFailed = false;
+        recoverAuth(sharedApi(this.initData)).then((ok) => {
+          if (ok) {
+            this.attempt = 0;
+            this.open();
+          } else {
+            this.close(); // signed out for good: the app shows why, nothing retries
+          }
+        });
+        return;
+      }
       this.scheduleRetry();
     });
     ws.addEventListener("error", () => {

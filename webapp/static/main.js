@@ -1,7 +1,7 @@
 // The one entry point: finds Telegram (or local play), signs in, opens the table
 // named by ?table= or Telegram's start_param, and wires actions to the server.
 
-import { Api, TableSocket } from "./api.js";
+import { Api, onSignedOut, TableSocket } from "./api.js";
 import { callout as calloutName, cardShort, cardsText, language, reasonText, setLanguage, t } from "./i18n.js";
 import {
   banner,
@@ -119,7 +119,35 @@ async function relogin() {
   }
 }
 
+/**
+ * Neither the server-issued session nor initData is accepted any more (issue 12, point 6):
+ * local play signs in again by itself; inside Telegram one clear screen says so and
+ * reopens Karty through Telegram (fresh initData). Nothing keeps retrying meanwhile.
+ */
+async function signedOut() {
+  if (tg?.local) {
+    if (await relogin()) return true;
+    showSignin();
+    return false;
+  }
+  closeSocket();
+  const table = state.table?.id || tg?.startParam || "";
+  renderMessage(root, t("session_over"), [{ label: t("reopen_karty"), onClick: () => reopenInTelegram(table) }]);
+  return false;
+}
+
+function reopenInTelegram(table) {
+  const bot = config?.bot_username;
+  if (bot) {
+    const app = config?.app_short_name ? `/${config.app_short_name}` : "";
+    const link = `https://t.me/${bot}${app}${table ? `?startapp=${encodeURIComponent(table)}` : ""}`;
+    tg.call("openTelegramLink", link);
+  }
+  tg.call("close");
+}
+
 async function signedIn() {
+  onSignedOut(signedOut);
   api = new Api(tg.initData);
   if (!config) api.config().then((c) => (config = c)).catch(() => {});
   setLanguage(tg.languageCode || navigator.language);
