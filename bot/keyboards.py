@@ -50,6 +50,23 @@ async def open_button(bot: Bot, settings: BotSettings, table_id: str, *, chat_id
     return InlineKeyboardButton(text=label, url=_link(username, "start", table_id))
 
 
+async def rules_keyboard(bot: Bot, settings: BotSettings, *, chat_id: int) -> InlineKeyboardMarkup | None:
+    """``/rules``: a button per game opening the Mini App's rules screen (cards pictured), or
+    ``None`` in a group without the Mini App's direct link (S2: no ``web_app`` buttons there)."""
+    row = []
+    for game in ("prsi", "penki"):
+        label = f"📖 {texts.game_name(game)}"
+        url = f"{settings.public_url.rstrip('/')}/?page=rules&game={game}"
+        if is_private(chat_id):
+            row.append(InlineKeyboardButton(text=label, web_app=WebAppInfo(url=url)) if url.startswith("https://")
+                       else InlineKeyboardButton(text=label, url=url))
+        elif settings.webapp_short_name:
+            username = await bot_username(bot)
+            row.append(InlineKeyboardButton(text=label, url=_link(username, "startapp", f"rules-{game}",
+                                                                  settings.webapp_short_name)))
+    return InlineKeyboardMarkup(inline_keyboard=[row]) if row else None
+
+
 async def open_keyboard(bot: Bot, settings: BotSettings, table_id: str, *, chat_id: int) -> InlineKeyboardMarkup:
     return InlineKeyboardMarkup(inline_keyboard=[[await open_button(bot, settings, table_id, chat_id=chat_id)]])
 

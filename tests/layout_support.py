@@ -15,7 +15,7 @@ CHECK_LAYOUT = r"""
   // Measure what is drawn: badges and labels ignore taps (pointer-events: none), but a
   // badge under a fan is still hidden; passing overlays (banner, toasts) are left out.
   const probe = document.createElement('style');
-  probe.textContent = '.table-screen * { pointer-events: auto !important; } #banner, #toasts { display: none !important; }';
+  probe.textContent = '.table-screen * { pointer-events: auto !important; } #banner, #toasts, #first-hint { display: none !important; }';
   document.head.appendChild(probe);
   try {
     return check();

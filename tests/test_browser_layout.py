@@ -141,6 +141,10 @@ async def _page(browser, server, size, scheme="light", locale="en-US"):
         viewport={"width": size[0], "height": size[1]}, device_scale_factor=2, locale=locale,
         has_touch=True, is_mobile=True, color_scheme=scheme, reduced_motion="reduce",
     )
+    # The first-time hints seen already: the screenshots show the table itself.
+    await ctx.add_init_script(
+        script="for (const k of ['prsi', 'penki1', 'penki2']) localStorage.setItem('karty.hint.' + k, '1');"
+    )
     page = await ctx.new_page()
     page.set_default_timeout(20000)
     errors: list[str] = []

@@ -637,3 +637,48 @@ async def test_one_card_button_ready_after_a_penalty_card(server, kstore, browse
     await page.wait_for_selector("nav.callouts .callout-one_card.ready")
     assert len((await view_of(page))["hand"]) == 1
     assert page.karty_errors == []
+
+
+# --------------------------------------------------------------------------- rules
+
+
+async def test_rules_from_the_table_lobby_and_link_with_first_time_hint(server, kstore, browser):
+    """A first-time hint over a new table lets taps through and goes with the first one,
+    for good; the ? button opens the game's rules (sections, card pictures) and Back
+    returns to the table; the lobby and ``?page=rules`` reach them too, in Russian."""
+    alice = person("Alice")
+    table = await kstore.create_table(game="penki", seats=[alice, person("Bob")], seed=3)
+    page = await open_table(browser, server, "Alice", table.id)
+    hint = page.locator("#first-hint")
+    await hint.wait_for()
+    assert "Phase 1" in await hint.inner_text()
+    await screenshot(page, "penki-first-hint")
+    await page.wait_for_timeout(400)  # the hint ignores a tap already under way
+    await page.locator(".topbar .title").tap()
+    await hint.wait_for(state="detached")
+    await page.reload()
+    await page.wait_for_selector(".penki.phase1")
+    await page.wait_for_timeout(500)
+    assert await hint.count() == 0  # seen once: never again
+
+    await page.get_by_role("button", name="Rules").tap()
+    await page.wait_for_selector(".rules-screen .rules-section")
+    assert await page.locator(".rules-screen [role=tab][aria-selected=true]").inner_text() == "Penki"
+    sections = await page.locator(".rules-section h2").all_inner_texts()
+    assert "«ЗЕВОК!»: the blunder" in sections and any("ОДНА КАРТА" in s for s in sections), sections
+    assert await page.locator(".rules-section[data-rule=rk6] .card").count() == 4
+    await screenshot(page, "rules-penki")
+    await page.get_by_role("tab", name="Prší").tap()
+    assert "Ober" in await page.locator(".rules-section[data-rule=rp5]").inner_text()
+    await page.locator(".rules-screen .back-btn").tap()
+    await page.wait_for_selector(".penki.phase1")
+
+    ru = await new_phone_page(browser, server.url, locale="ru-RU")
+    await sign_in(ru, "Boris")
+    await ru.locator("#lobby-rules").tap()
+    await ru.wait_for_selector(".rules-screen")
+    assert "Правила" in await ru.locator(".rules-screen .title").inner_text()
+    await ru.goto(f"{server.url}?page=rules&game=penki")
+    await ru.wait_for_selector(".rules-section[data-rule=rk9]")
+    assert "СКОЛЬКО КАРТ" in await ru.locator(".rules-section[data-rule=rk9]").inner_text()
+    assert page.karty_errors == [] and ru.karty_errors == []

@@ -71,8 +71,9 @@ def make_router() -> Router:
         await sender.send_message(message.chat.id, texts.help_text(), thread_id=thread_of(message))
 
     @router.message(Command("rules"))
-    async def cmd_rules(message: Message, sender: Sender) -> None:
-        await sender.send_message(message.chat.id, texts.rules_text(), thread_id=thread_of(message))
+    async def cmd_rules(message: Message, sender: Sender, lobbies: LobbyMessages, settings: BotSettings) -> None:
+        markup = await keyboards.rules_keyboard(lobbies.bot, settings, chat_id=message.chat.id)
+        await sender.send_message(message.chat.id, texts.rules_text(), thread_id=thread_of(message), reply_markup=markup)
 
     return router
 

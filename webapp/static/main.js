@@ -22,6 +22,7 @@ import {
   toast,
   updateTimers,
 } from "./render.js";
+import { renderRules, rulesGame } from "./rules.js";
 import { renderLeaderboard, renderLoading, renderLobby, renderMessage, renderSignin } from "./screens.js";
 import { acceptVersion, legalOf, myTurn, nameOf, resetTable, saveFaces, state } from "./state.js";
 import { detectTelegram, localTelegram } from "./tg.js";
@@ -182,6 +183,8 @@ function route() {
   const params = new URLSearchParams(location.search);
   const tableId = params.get("table") || params.get("startapp") || tg.startParam;
   if (params.get("page") === "leaders") return showLeaderboard();
+  const rules = rulesGame(params, params.get("table") ? null : params.get("startapp") || tg.startParam);
+  if (rules) return showRules(rules);
   if (tableId) return openTable(tableId);
   return showHome();
 }
@@ -191,6 +194,7 @@ const FELT_DARK = "#0c4a2b";
 
 function showHome() {
   screen = "home";
+  removeHint();
   tg.paint(null);
   closeSocket();
   tg.setBack(null);
@@ -200,6 +204,7 @@ function showHome() {
     onOpen: goTable,
     onNew: tg.local ? newTable : null,
     onLeaderboard: () => showLeaderboard(),
+    onRules: () => showRules("prsi"),
     onSignOut: tg.local
       ? () => {
           try {
@@ -237,6 +242,7 @@ async function newTable(game, players, turnSeconds = null, variants = []) {
 function showLeaderboard() {
   const from = screen;
   screen = "leaders";
+  removeHint();
   tg.paint(null);
   let chatId = state.table?.chat_id ?? null;
   if (chatId === null) {
@@ -256,6 +262,67 @@ function showLeaderboard() {
   };
   tg.setBack(back);
   renderLeaderboard(root, { api, chatId, game: state.table?.game || state.view?.game, onBack: back });
+}
+
+/** The rules screen of ``game``; back returns to the table (or the lobby) it came from. */
+function showRules(game) {
+  const from = screen;
+  screen = "rules";
+  removeHint();
+  tg.paint(null);
+  const back = () => {
+    if (from === "table" && state.view) {
+      screen = "table";
+      tg.paint(FELT, FELT_DARK);
+      tg.setBack(tg.local ? goHome : null);
+      draw();
+    } else showHome();
+  };
+  tg.setBack(back);
+  renderRules(root, { game, faces: state.faces, onBack: back });
+  window.scrollTo(0, 0);
+}
+
+// First-time hints: one short card per game (and Penki phase), until dismissed.
+const HINT_KEY = "karty.hint.";
+function hintSeen(key) {
+  try {
+    return localStorage.getItem(HINT_KEY + key) === "1";
+  } catch {
+    return true;
+  }
+}
+function removeHint() {
+  document.getElementById("first-hint")?.remove();
+}
+/**
+ * A first-time hint over the table: it lets every tap through (pointer-events: none)
+ * and goes, for good, with the first tap anywhere; the rules are the ? button above.
+ */
+function maybeHint(v) {
+  const key = v.game === "prsi" ? "prsi" : `penki${v.phase}`;
+  const shown = document.getElementById("first-hint");
+  if (shown && shown.dataset.key === key) return;
+  removeHint();
+  if (!state.seat || v.over || hintSeen(key)) return;
+  const box = h(
+    "div",
+    { id: "first-hint", class: "first-hint", role: "note", dataset: { key } },
+    h("p", {}, t(`hint_${key}`)),
+    h("p", { class: "hint-more" }, t("hint_more")),
+  );
+  document.body.appendChild(box);
+  const done = () => {
+    document.removeEventListener("pointerdown", done, true);
+    try {
+      localStorage.setItem(HINT_KEY + key, "1");
+    } catch {
+      /* private mode: shown again next time */
+    }
+    box.remove();
+  };
+  // Read for a moment first: a tap already under way does not dismiss it.
+  setTimeout(() => document.addEventListener("pointerdown", done, true), 300);
 }
 
 function goHome() {
@@ -484,6 +551,7 @@ function draw() {
   state.shownVersion = state.version;
   state.shownView = v;
   syncDialogs();
+  maybeHint(v);
   // «ОДНА КАРТА!» just became due: a buzz with the button lighting up.
   const ready = oneCardReady();
   if (ready && !wasReady) tg?.notify("warning");
@@ -663,6 +731,7 @@ async function actFailed(e, action, basis, { isCallout = false } = {}) {
 const handlers = {
   onHome: () => goHome(),
   onLeaderboard: () => showLeaderboard(),
+  onRules: () => showRules(state.view?.game || "prsi"),
   onScores: () => {
     const v = state.view;
     if (!v) return;

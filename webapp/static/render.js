@@ -266,6 +266,7 @@ const ICONS = {
   trophy: "M8 4h8v4a4 4 0 0 1-8 0V4z M8 6H5v1a3 3 0 0 0 3 3 M16 6h3v1a3 3 0 0 1-3 3 M12 12v4 M8.5 20h7 M10 16h4v4h-4z",
   scores: "M4 5h16v14H4z M4 10h16 M4 15h16 M10 5v14",
   back: "M15 5l-7 7 7 7",
+  rules: "M12 3a9 9 0 1 0 0 18a9 9 0 1 0 0-18z M9.5 9.5a2.5 2.5 0 1 1 3.5 2.3c-.7.3-1 .9-1 1.7v.5 M12 17v.5",
 };
 
 export function icon(name, size = 22) {
@@ -309,6 +310,7 @@ function topbar(handlers, title, sub) {
           h("span", { class: "faces-swap", "aria-hidden": "true" }, "⇄"),
         )
       : null,
+    h("button", { type: "button", class: "icon-btn rules-btn", "aria-label": t("rules"), onclick: handlers.onRules }, icon("rules")),
     h("button", { type: "button", class: "icon-btn", "aria-label": t("scores"), onclick: handlers.onScores }, icon("scores")),
     h("button", { type: "button", class: "icon-btn", "aria-label": t("leaderboard"), onclick: handlers.onLeaderboard }, icon("trophy")),
   );

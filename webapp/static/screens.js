@@ -86,7 +86,7 @@ function tableListing(x) {
   ];
 }
 
-export function renderLobby(root, { user, onNew, onOpen, onLeaderboard, onSignOut, tables = null }) {
+export function renderLobby(root, { user, onNew, onOpen, onLeaderboard, onRules, onSignOut, tables = null }) {
   const counts = { prsi: [2, 3, 4, 5], penki: [2, 3, 4, 5, 6] };
   const switches = variantSwitches(); // Prší table variants
   const section = (game, label) => {
@@ -153,6 +153,7 @@ export function renderLobby(root, { user, onNew, onOpen, onLeaderboard, onSignOu
         "div",
         { class: "stack row" },
         h("button", { type: "button", class: "btn", onclick: onLeaderboard }, t("leaderboard")),
+        onRules ? h("button", { type: "button", class: "btn", id: "lobby-rules", onclick: onRules }, t("rules")) : null,
         onSignOut ? h("button", { type: "button", class: "btn", onclick: onSignOut }, t("sign_out")) : null,
       ),
     ),
