@@ -268,7 +268,11 @@ class Deployment:
                     break
             except Exception:
                 await probe.aclose()
-                pytest.skip(f"no Redis at {self.redis_url}")
+                from conftest import no_redis_message, redis_optional
+
+                if redis_optional():
+                    pytest.skip(f"no Redis at {self.redis_url} (KARTY_ALLOW_NO_REDIS)")
+                pytest.fail(no_redis_message(self.redis_url), pytrace=False)
             await probe.aclose()
         if self.probe is None:
             pytest.skip(f"databases {E2E_DBS.start}-{E2E_DBS.stop - 1} of {self.redis_url} are all in use")
