@@ -12,7 +12,7 @@ import engine
 from engine.cards import PENKI_PACK, PRSI_PACK
 from store import LobbySettings, Seat
 from store.common import ROUND_HOLD
-from webapp.keys import LIMITER, STORE
+from webapp.keys import STORE
 from webapp.openapi import document
 from webapp.ratelimit import TokenBuckets
 
@@ -168,8 +168,8 @@ async def test_the_webhook_may_take_bodies_over_the_api_limit(aiohttp_client, st
 
 async def test_rate_limit_429(web_client, store, auth):
     client = await web_client(action_rate=0.5, action_burst=3)
-    now = [1000.0]  # the limiter's clock stands still unless the test moves it: no wall-clock spacing
-    client.app[LIMITER].clock = lambda: now[0]
+    now = [1000.0]  # the store's clock (the buckets' time) stands still unless the test moves it
+    client.app[STORE].clock = lambda: now[0]
     table = await new_table(store)
     url = f"/api/tables/{table.id}/actions"
     statuses = []
