@@ -1,14 +1,19 @@
 # Karty. `make run` plays locally at http://127.0.0.1:8080; `make test` runs everything.
-# Both install what they need first (a .venv, and Debian packages when run as root).
+# Both install what they need first: `make run` only what play needs, `make test` the
+# test tools too (a .venv, and Debian packages when run as root). pip's own output shows
+# each step and every error; nothing is hidden.
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+PIP    := $(PY) -m pip install --disable-pip-version-check --progress-bar on
+RUN_STAMP := $(VENV)/.installed-run
+DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test test-cluster bench lint system-deps install redis clean
+.PHONY: run test test-cluster bench lint system-deps install install-run redis clean
 
-run: install
+run: install-run
+	@echo "==> Starting Karty for local play (Ctrl+C stops it)"
 	$(PY) -m webapp --local
 
 test: system-deps install redis
@@ -32,13 +37,25 @@ lint: install
 system-deps:
 	@scripts/system-deps.sh
 
-install: $(STAMP)
+install: $(DEV_STAMP)
 
-$(STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
-	touch $(STAMP)
+install-run: $(RUN_STAMP)
+
+$(PY):
+	@echo "==> Creating the virtual environment $(VENV) with $(PYTHON)"
+	@$(PYTHON) -m venv $(VENV) || { echo "error: '$(PYTHON) -m venv' failed; on Debian/Ubuntu: apt-get install python3-venv" >&2; exit 1; }
+
+# What play needs (the [project] dependencies), not the test tools.
+$(RUN_STAMP): pyproject.toml | $(PY)
+	@echo "==> Installing what play needs (aiohttp, aiogram, redis, fakeredis, ...): a minute or two the first time"
+	$(PIP) -e .
+	@touch $@
+
+# The test tools on top ([dev]: pytest, hypothesis, schemathesis, playwright, ruff).
+$(DEV_STAMP): pyproject.toml $(RUN_STAMP)
+	@echo "==> Installing the test tools (the [dev] extras)"
+	$(PIP) -e '.[dev]'
+	@touch $@
 
 # Start a local Redis on 127.0.0.1:6379 unless one already answers.
 redis:

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from aiogram import Bot
@@ -44,6 +45,7 @@ class LobbyMessages:
         *,
         delay: float = 1.0,
         max_delay: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.bot = bot
         self.store = store
@@ -51,6 +53,7 @@ class LobbyMessages:
         self.i18n = i18n
         self.settings = settings
         self.delay = delay
+        self.clock = clock  # the debounce's clock (seconds); tests set one they move themselves
         self.max_delay = max(max_delay, delay)
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._last_touch: dict[str, float] = {}
@@ -132,16 +135,16 @@ class LobbyMessages:
 
     def touch(self, lobby_id: str) -> None:
         """Schedule a (debounced) edit of ``lobby_id``'s message."""
-        self._last_touch[lobby_id] = time.monotonic()
+        self._last_touch[lobby_id] = self.clock()
         task = self._pending.get(lobby_id)
         if task is None or task.done():
             self._pending[lobby_id] = asyncio.create_task(self._debounced(lobby_id), name=f"lobby-edit-{lobby_id}")
 
     async def _debounced(self, lobby_id: str) -> None:
-        first = time.monotonic()
+        first = self.clock()
         try:
             while True:
-                now = time.monotonic()
+                now = self.clock()
                 due = min(self._last_touch.get(lobby_id, first) + self.delay, first + self.max_delay)
                 if due <= now:
                     break

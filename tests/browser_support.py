@@ -68,7 +68,7 @@ class Server:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/"
 
-    def start(self, timeout: float = 90.0) -> Server:
+    def start(self, timeout: float = 300.0) -> Server:  # a hang guard: a saturated machine starts slowly
         env = dict(os.environ)
         env.update(
             {

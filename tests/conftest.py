@@ -4,8 +4,13 @@ Redis:
 
 * ``redis_url`` — ``REDIS_URL`` or ``redis://127.0.0.1:6379/0``.
 * ``real_store`` — a :class:`store.Store` on the real Redis under a unique key
-  prefix; every key of that prefix is deleted afterwards. Skips the test when no
-  Redis answers.
+  prefix; every key of that prefix is deleted afterwards. ``real_store_factory``
+  makes more on the same prefix. Races run on these only: fakeredis runs each
+  command to its end without yielding, so a race there cannot interleave and a
+  broken compare-and-set would pass.
+* No Redis answering is an error, not a skip: a run that selects a test needing the
+  real Redis stops at collection with how to start one. ``KARTY_ALLOW_NO_REDIS=1``
+  (on purpose, e.g. a laptop without Redis) skips those tests instead.
 * ``fake_store`` — a :class:`store.Store` on a private in-memory fakeredis server.
 * ``store`` — parametrized over both (``[fake]`` and ``[real]``).
 * ``store_factory`` — ``await store_factory(kind)`` makes another Store on the same
@@ -56,6 +61,28 @@ def real_redis_answers(url: str) -> bool:
     return _real_redis_ok
 
 
+def redis_optional() -> bool:
+    """Whether a missing Redis may skip tests (``KARTY_ALLOW_NO_REDIS=1``) instead of failing them."""
+    return os.environ.get("KARTY_ALLOW_NO_REDIS", "") not in ("", "0")
+
+
+def no_redis_message(url: str) -> str:
+    return (f"no Redis answers at {url}: start one (make test starts redis-server on 127.0.0.1:6379, "
+            "scripts/ensure-redis.sh), point REDIS_URL at one, or set KARTY_ALLOW_NO_REDIS=1 to skip "
+            "the tests that need it")
+
+
+@pytest.hookimpl(trylast=True)  # after -m/-k deselection: only what will run counts
+def pytest_collection_modifyitems(config, items) -> None:
+    """Stop the run loudly when selected tests need the real Redis and none answers."""
+    needing = [item for item in items if item.get_closest_marker("redis")]
+    if not needing or redis_optional():
+        return
+    url = CLUSTER_URL or os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    if not real_redis_answers(url):
+        raise pytest.UsageError(f"{len(needing)} selected tests need the real Redis, but {no_redis_message(url)}")
+
+
 def unique_prefix() -> str:
     """A key prefix of one's own, e.g. ``karty-test-3f9c0a1b2c``."""
     return f"karty-test-{uuid.uuid4().hex[:10]}"
@@ -104,7 +131,9 @@ class _Backend:
 
 async def _backend(kind: str, url: str) -> AsyncIterator[_Backend]:
     if kind in ("real", "cluster") and not real_redis_answers(url):
-        pytest.skip(f"no Redis answers at {url}")
+        if redis_optional():
+            pytest.skip(f"no Redis answers at {url} (KARTY_ALLOW_NO_REDIS)")
+        pytest.fail(no_redis_message(url), pytrace=False)
     backend = _Backend(kind, url)
     try:
         yield backend
@@ -138,10 +167,22 @@ async def store_factory(store_backend) -> Callable[[], Awaitable]:
 
 
 @pytest_asyncio.fixture
-async def real_store(redis_url):
-    """A Store on the real Redis only (skipped when none answers), own prefix, cleaned up."""
+async def real_backend(redis_url) -> AsyncIterator[_Backend]:
+    """The real Redis only (an error when none answers, see above), own prefix, cleaned up."""
     async for backend in _backend("cluster" if CLUSTER_URL else "real", redis_url):
-        yield await backend.new_store()
+        yield backend
+
+
+@pytest_asyncio.fixture
+async def real_store(real_backend):
+    """A Store on the real Redis only, own prefix, cleaned up (mark the test ``redis``)."""
+    return await real_backend.new_store()
+
+
+@pytest_asyncio.fixture
+async def real_store_factory(real_backend) -> Callable[[], Awaitable]:
+    """``await real_store_factory()``: another Store on the real Redis with ``real_store``'s prefix."""
+    return real_backend.new_store
 
 
 @pytest_asyncio.fixture
@@ -228,3 +269,34 @@ async def bot_runtime(fake_bot_api):
     for runtime in made:
         with contextlib.suppress(Exception):
             await runtime.stop()
+
+
+# --- waiting on conditions, never on the clock ------------------------------------------
+async def until(condition: Callable[[], Awaitable[bool] | bool], timeout: float = 60.0, every: float = 0.02):
+    """Poll ``condition`` (sync or async) until it is truthy; returns its value.
+
+    ``timeout`` only stops a test that would otherwise hang (a failure, never a pass)."""
+    import asyncio
+    import inspect
+
+    async def poll():
+        while True:
+            got = condition()
+            if inspect.isawaitable(got):
+                got = await got
+            if got:
+                return got
+            await asyncio.sleep(every)
+
+    return await asyncio.wait_for(poll(), timeout)
+
+
+async def wait_subscribed(store, table_id: str, count: int = 1, timeout: float = 60.0) -> None:
+    """Until ``count`` pub/sub subscribers listen on ``table_id``'s event channel (Redis PUBSUB NUMSUB)."""
+    channel = store.keys.events(table_id)
+
+    async def enough() -> bool:
+        [(_, n)] = await store.redis.pubsub_numsub(channel)
+        return n >= count
+
+    await until(enough, timeout)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from clocks import StepClock
 from fake_bot_api import FakeBotAPI, callback_update, message_update, tg_chat, tg_user
 
 GROUP = -1001234567890
@@ -292,9 +293,10 @@ async def test_lang_command_overrides_telegram_language(fake_store, bot_runtime,
     assert "Команды" in api.sent_messages(ANN)[-1].text
 
 
-async def test_ten_presses_in_two_seconds_make_one_edit(fake_store, bot_runtime, fake_bot_api):
+async def test_ten_presses_within_the_debounce_make_one_edit(fake_store, bot_runtime, fake_bot_api):
     api = fake_bot_api
     rt = await bot_runtime(fake_store, lobby_edit_delay=1.0)
+    rt.lobbies.clock = clock = StepClock()  # the debounce's clock stands still while the presses come in
     creator = tg_user(3000, "Eve")
     chat = tg_chat(GROUP)
     await rt.feed(message_update("/new penki", user=creator, chat=chat))
@@ -303,7 +305,9 @@ async def test_ten_presses_in_two_seconds_make_one_edit(fake_store, bot_runtime,
         await press(rt, creator, lid, "n", chat=chat)  # 3 → 6 players
     for i in range(10):
         await press(rt, tg_user(3001 + i, f"P{i}"), lid, "join", chat=chat)
-        await asyncio.sleep(0.2)
+        clock.advance(0.2)
+    assert api.calls_of("editMessageText", chat_id=GROUP) == []  # each press put the edit off again
+    clock.advance(1.0)  # a second without presses
     await rt.lobbies.drain()
     edits = api.calls_of("editMessageText", chat_id=GROUP)
     assert len(edits) == 1

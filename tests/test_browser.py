@@ -24,6 +24,7 @@ from browser_support import (
     view_of,
     wait_version_above,
 )
+from conftest import until
 
 import engine
 
@@ -301,30 +302,34 @@ async def test_penki_callout_race_between_two_pages(server, kstore, browser):
 
 
 async def test_page_survives_server_restart(server, kstore, browser):
+    """No race with the computer: no turn timer (a slow machine never has Alice played for), the
+    page's waits name the exact version, and the store's own move is checked to have committed."""
+    from store import LobbySettings
+
     alice = person("Alice")
-    table = await kstore.create_table(game="prsi", seats=[alice, computer(1, "Karel")], seed=11)
+    table = await kstore.create_table(game="prsi", seats=[alice, computer(1, "Karel")], seed=11,
+                                      settings=LobbySettings(players=2, turn_seconds=None))
     page = await open_table(browser, server, "Alice", table.id)
     await page.wait_for_selector(".hand .card")
     # Let the computer move first if it is its turn (the worker runs in the server).
-    await page.wait_for_function(
-        "s => window.__karty.state.view.to_move === s", arg=alice.seat, timeout=20000
-    )
+    await wait_my_turn_or_done(page, alice.seat, "false", timeout=60)
     v0 = (await view_of(page))["version"]
+    assert (await kstore.get_table(table.id)).version == v0  # nobody can move but Alice now
 
     server.kill()
-    await page.wait_for_selector("#conn:not([hidden])", timeout=10000)
+    await page.wait_for_selector("#conn:not([hidden])", timeout=60000)
     server.start()
 
     # A move made while the page reconnects reaches it over the new socket.
-    await kstore.apply(table.id, alice.seat, {"a": "draw"})
-    view = await wait_version_above(page, v0, timeout=30)
+    drew = await kstore.apply(table.id, alice.seat, {"a": "draw"})
+    assert drew.version == v0 + 1
+    view = await wait_version_above(page, v0, timeout=60)
     assert view["version"] >= v0 + 1
-    await page.wait_for_selector("#conn[hidden]", state="attached", timeout=15000)
-    # And the page can act again (it signed in afresh under the same name).
-    await page.wait_for_function(
-        "s => window.__karty.state.view.to_move === s", arg=alice.seat, timeout=20000
-    )
-    v1 = (await view_of(page))["version"]
+    await page.wait_for_selector("#conn[hidden]", state="attached", timeout=60000)
+    # And the page can act again (it signed in afresh under the same name), once Karel has moved.
+    view = await wait_my_turn_or_done(page, alice.seat, "false", timeout=60)
+    v1 = view["version"]
+    assert v1 > v0 + 1 and (await kstore.get_table(table.id)).version == v1
     playable = page.locator(".hand .card.playable")
     if await playable.count():
         await playable.first.click()
@@ -332,8 +337,10 @@ async def test_page_survives_server_restart(server, kstore, browser):
             await page.locator(".suit-choice").first.click()
     else:
         await page.locator(".btn.action").first.click()
-    view = await wait_version_above(page, v1, timeout=15)
+    view = await wait_version_above(page, v1, timeout=60)
     assert view["version"] > v1
+    entry = (await kstore.log(table.id))[v1]  # version v1 + 1
+    assert entry["seat"] == alice.seat and entry["by"] == "player"  # the click made it
     assert page.karty_errors == []
 
 
@@ -499,9 +506,7 @@ async def test_inside_telegram_uses_webapp_and_start_param(server, kstore, brows
     # The activated event refetches the table.
     n = len(requested)
     await page.evaluate("window.Telegram.WebApp.__emit('activated')")
-    await page.wait_for_function("n => performance.getEntriesByType('resource').length > 0", arg=n)
-    await asyncio.sleep(0.5)
-    assert any(f"/api/tables/{table.id}" in u for u in requested[n:])
+    await until(lambda: any(f"/api/tables/{table.id}" in u for u in requested[n:]))
     await ctx.close()
 
 

@@ -13,8 +13,10 @@ import engine
 from engine.__main__ import main, play_out, replay_case
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-CASE = SHARED / "conformance" / "cases" / "prsi-17-full-match-20-50-90.json"
+SHARED_RUN = ROOT.parent / "shared" / "conformance" / "run.py"
+# The project's own copy of the shared case prsi-17 (P2 P12 P13 P14, a whole match), so the
+# CLI is tested without ../shared; only the shared runner's own test needs ../shared.
+CASE = ROOT / "tests" / "cases" / "prsi-own-01-full-match-20-50-90.json"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -22,7 +24,6 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
                           timeout=60)
 
 
-@pytest.mark.skipif(not CASE.exists(), reason="../shared conformance cases not found")
 def test_replay_prints_results_and_the_observer_state() -> None:
     done = run("replay", str(CASE))
     assert done.returncode == 0, done.stderr
@@ -32,9 +33,9 @@ def test_replay_prints_results_and_the_observer_state() -> None:
     assert out["state"]["balances"] == {"a": 100, "b": 10, "c": -110}
 
 
-@pytest.mark.skipif(not CASE.exists(), reason="../shared conformance cases not found")
-def test_run_py_passes_a_prsi_case() -> None:
-    done = subprocess.run([sys.executable, str(SHARED / "conformance" / "run.py"), str(CASE)], cwd=ROOT,
+@pytest.mark.skipif(not SHARED_RUN.exists(), reason=f"{SHARED_RUN} not found")
+def test_shared_run_py_passes_a_prsi_case() -> None:
+    done = subprocess.run([sys.executable, str(SHARED_RUN), str(CASE)], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "1 passed, 0 failed" in done.stdout, done.stdout
 

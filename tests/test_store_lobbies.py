@@ -49,7 +49,10 @@ async def test_seat_limit_refuses_the_extra_player(store):
     assert await codes(store.add_computer(lobby.id, ALICE.id)) == "full"
 
 
-async def test_concurrent_joins_never_overfill_the_lobby(store):
+# A race: on the real Redis only, where commands of concurrent callers can interleave (conftest).
+@pytest.mark.redis
+async def test_concurrent_joins_never_overfill_the_lobby(real_store):
+    store = real_store
     lobby = await store.create_lobby(chat_id=-10, game="prsi", creator=ALICE)
     users = [User(id=100 + i, name=f"U{i}") for i in range(8)]
     results = await asyncio.gather(*(store.join(lobby.id, u) for u in users), return_exceptions=True)
@@ -105,7 +108,10 @@ async def test_start_needs_two_seats_and_makes_a_table_with_the_lobby_seats(stor
     assert [t.id for t in await store.chat_tables(-10)] == [table.id]
 
 
-async def test_double_start_at_the_same_moment_makes_exactly_one_table(store, store_factory):
+# A race: on the real Redis only, where commands of concurrent callers can interleave (conftest).
+@pytest.mark.redis
+async def test_double_start_at_the_same_moment_makes_exactly_one_table(real_store, real_store_factory):
+    store, store_factory = real_store, real_store_factory
     lobby = await store.create_lobby(chat_id=-10, game="prsi", creator=ALICE)
     await store.join(lobby.id, BOB)
     other = await store_factory()

@@ -95,8 +95,12 @@ async def check_consistent(store, table_id: str, committed: dict[str, int]) -> i
     return table.version
 
 
+# Races run on the real Redis only: fakeredis runs each call to its end without yielding, so
+# coroutines there never interleave inside a commit and a broken compare-and-set would pass.
+@pytest.mark.redis
 @pytest.mark.parametrize("game", ["prsi", "penki"])
-async def test_fifty_coroutines_racing_commit_each_action_exactly_once(store, game):
+async def test_fifty_coroutines_racing_commit_each_action_exactly_once(real_store, game):
+    store = real_store
     table = await store.create_table(game=game, seats=people(4), seed=2026)
     ns = _namespace()
     committed: dict[str, int] = {}
@@ -136,8 +140,10 @@ async def test_two_processes_and_local_coroutines_racing_commit_each_action_exac
     assert version >= stop_at or (await real_store.get_table(table.id)).state.over
 
 
-async def test_penki_callouts_racing_an_action_are_ordered_by_the_first_commit(store):
+@pytest.mark.redis
+async def test_penki_callouts_racing_an_action_are_ordered_by_the_first_commit(real_store):
     """Two seats call «СКОЛЬКО КАРТ?» / race the player's action: one commit wins, the rest are judged after it."""
+    store = real_store
     rng = random.Random(5)
     table = await store.create_table(game="penki", seats=people(3), seed=31)
     outcomes: list[str] = []

@@ -10,6 +10,7 @@ import random
 import sys
 
 import pytest
+from conftest import until, wait_subscribed
 
 import engine
 from store import LobbySettings, Seat
@@ -168,14 +169,14 @@ async def test_run_worker_moves_computer_seats_and_stops_on_request(store):
     stop = asyncio.Event()
     task = asyncio.create_task(store.run_worker(stop, interval=0.05))
     try:
-        for _ in range(60):
-            if (await store.get_table(table.id)).version >= 1:
-                break
-            await asyncio.sleep(0.05)
-        assert (await store.get_table(table.id)).version >= 1
+        async def moved() -> bool:
+            return (await store.get_table(table.id)).version >= 1
+
+        await until(moved)
     finally:
         stop.set()
-        await asyncio.wait_for(task, 2)
+        await asyncio.wait_for(task, 60)
+    assert task.done() and task.exception() is None
 
 
 def note(wanted_since: dict[str, tuple[str, float]], state, at: float) -> None:
@@ -234,9 +235,9 @@ async def test_a_timer_move_is_published_as_played_for_the_seat(store):
     seat = engine.awaiting(table.state)[0]
     agen = store.subscribe(table.id)
     first = asyncio.ensure_future(agen.__anext__())
-    await asyncio.sleep(0.2)  # subscribed
+    await wait_subscribed(store, table.id)
     assert await store.tick(now=table.deadline + 0.01) == 1
-    msg = await asyncio.wait_for(first, 5)
+    msg = await asyncio.wait_for(first, 60)
     await agen.aclose()
     assert msg["by"] == "timer" and msg["seat"] == seat and msg["version"] == 1
 

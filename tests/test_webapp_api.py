@@ -169,6 +169,8 @@ async def test_the_webhook_may_take_bodies_over_the_api_limit(aiohttp_client, st
 
 async def test_rate_limit_429(web_client, store, auth):
     client = await web_client(action_rate=0.5, action_burst=3)
+    now = [1000.0]  # the store's clock (the buckets' time) stands still unless the test moves it
+    client.app[STORE].clock = lambda: now[0]
     table = await new_table(store)
     url = f"/api/tables/{table.id}/actions"
     statuses = []
@@ -183,6 +185,11 @@ async def test_rate_limit_429(web_client, store, auth):
     assert int(resp.headers["Retry-After"]) >= 1
     # another user has a bucket of their own
     assert (await client.post(url, json={"action": {"a": "fly"}}, headers=auth(BOB))).status == 422
+    now[0] += 1.9  # not yet a whole token back at 0.5/s
+    assert (await client.post(url, json={"action": {"a": "fly"}}, headers=auth(ANN))).status == 429
+    now[0] += 0.2  # now one is
+    assert (await client.post(url, json={"action": {"a": "fly"}}, headers=auth(ANN))).status == 422
+    assert (await client.post(url, json={"action": {"a": "fly"}}, headers=auth(ANN))).status == 429
 
 
 def test_token_bucket_allows_the_default_burst_then_refills():

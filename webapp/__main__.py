@@ -12,6 +12,7 @@ serves until interrupted.
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import sys
 from collections.abc import AsyncIterator
@@ -109,7 +110,13 @@ def main(argv: list[str] | None = None) -> None:
         else:
             print(text, flush=True)
 
-    web.run_app(build(settings), host=settings.host, port=settings.port, print=announce)
+    try:
+        web.run_app(build(settings), host=settings.host, port=settings.port, print=announce)
+    except OSError as e:
+        if e.errno != errno.EADDRINUSE:
+            raise
+        raise SystemExit(f"error: {settings.host}:{settings.port} is already in use (another Karty?); "
+                         f"choose another port, e.g. PORT={settings.port + 1} make run") from None
 
 
 if __name__ == "__main__":
