@@ -150,13 +150,36 @@ async def lobby_keyboard(bot: Bot, settings: BotSettings, lobby: Any, *, menu: s
     return kb.as_markup()
 
 
-def rematch_keyboard(table_id: str) -> InlineKeyboardMarkup:
-    """Under the final table: "Play again" and "Not this time" (issue 15)."""
+def replay_url(settings: BotSettings, table_id: str) -> str:
+    """The Mini App URL of a table's replay: ``<public_url>/?replay=<id>`` (issue 15)."""
+    return f"{settings.public_url.rstrip('/')}/?replay={table_id}"
+
+
+def replay_link(username: str, settings: BotSettings, table_id: str) -> str:
+    """A t.me link that opens table ``table_id``'s replay from any chat (S2: no web_app in groups):
+    the Mini App's direct link with ``startapp=replay_<id>``, else ``?start=replay_<id>`` into the bot."""
+    if settings.webapp_short_name:
+        return _link(username, "startapp", f"replay_{table_id}", settings.webapp_short_name)
+    return _link(username, "start", f"replay_{table_id}")
+
+
+async def replay_button(bot: Bot, settings: BotSettings, table_id: str, *, chat_id: int) -> InlineKeyboardButton:
+    """"▶️ Replay": a ``web_app`` button in a private chat (https), else a t.me link (S2)."""
+    label = texts.replay_label()
+    url = replay_url(settings, table_id)
+    if is_private(chat_id) and url.startswith("https://"):
+        return InlineKeyboardButton(text=label, web_app=WebAppInfo(url=url))
+    return InlineKeyboardButton(text=label, url=replay_link(await bot_username(bot), settings, table_id))
+
+
+async def end_keyboard(bot: Bot, settings: BotSettings, table_id: str, *, chat_id: int) -> InlineKeyboardMarkup:
+    """Under the final table: "Play again" and "Not this time", then "Replay" (issue 15)."""
     kb = InlineKeyboardBuilder()
     kb.row(
         InlineKeyboardButton(text=texts.rematch_button("y"), callback_data=RematchCb(table=table_id, answer="y").pack()),
         InlineKeyboardButton(text=texts.rematch_button("n"), callback_data=RematchCb(table=table_id, answer="n").pack()),
     )
+    kb.row(await replay_button(bot, settings, table_id, chat_id=chat_id))
     return kb.as_markup()
 
 

@@ -306,7 +306,7 @@ class Notifier:
                 if not info.get("points"):
                     info["points"] = await self._points(entry["table"])
                 text = texts.end_text(table, info)
-                markup = keyboards.rematch_keyboard(entry["table"])  # issue 15: Play again
+                markup = await keyboards.end_keyboard(self.bot, self.settings, entry["table"], chat_id=chat_id)
             note = texts.topic_moved_text()
         thread_id = await self._thread(entry)
         posted = await self.sender.post(chat_id, text, thread_id=thread_id, reply_markup=markup, moved_note=note)

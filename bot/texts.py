@@ -240,6 +240,14 @@ def lobby_button(action: str, *, seconds: int | None = None, players: int | None
     return labels[action]
 
 
+def replay_label() -> str:
+    return _("▶️ Replay")
+
+
+def replay_open_text() -> str:
+    return _("▶️ The replay of your match: step through it move by move.")
+
+
 def rematch_button(answer: str) -> str:
     return _("🔁 Play again") if answer == "y" else _("✖️ Not this time")
 
@@ -483,11 +491,13 @@ def _row(row: Mapping[str, Any] | None) -> str:
     )
 
 
-def rating_text(who: str, per_game: Mapping[str, Mapping[str, Any]], *, in_chat: bool) -> str:
+def rating_text(who: str, per_game: Mapping[str, Mapping[str, Any]], *, in_chat: bool,
+                replay_link: Any = None) -> str:
     """``per_game``: game → ``{"all": user_rating(...), "chat": user_rating(..., chat_id)|None}``.
 
     Per game: this week's and this month's score, rank and matches among all players
-    and (``in_chat``) in this chat, then the last results (balance and place).
+    and (``in_chat``) in this chat, then the last results (balance and place), each a
+    link to its replay when ``replay_link(table_id)`` gives one (issue 15).
     """
     lines = [_("📊 <b>Rating of {name}</b>").format(name=name_alone(who))]
     for game, data in per_game.items():
@@ -506,10 +516,13 @@ def rating_text(who: str, per_game: Mapping[str, Mapping[str, Any]], *, in_chat:
                 lines.append("  " + _("in this chat: {row}").format(row=_row(chat.get(period))))
         last = everyone.get("last") or []
         if last:
-            results = ", ".join(
-                _("{balance} (place {place})").format(balance=_signed(r.get("balance", 0)), place=r.get("place", "?"))
-                for r in last[:5]
-            )
+            def result(r: Mapping[str, Any]) -> str:
+                text = _("{balance} (place {place})").format(balance=_signed(r.get("balance", 0)),
+                                                             place=r.get("place", "?"))
+                url = replay_link(str(r["table"])) if replay_link is not None and r.get("table") else None
+                return f'<a href="{esc(url)}">{text}</a>' if url else text
+
+            results = ", ".join(result(r) for r in last[:5])
             lines.append(_("Last results: {results}").format(results=results))
     return "\n".join(lines)
 

@@ -20,6 +20,7 @@ module                 concern
 :mod:`store.rematch`   "Play again": a finished table's next match (issue 15)
 :mod:`store.chats`     migrated chats (group → supergroup), who is known in a chat
 :mod:`store.inbox`     webhook updates answered and not yet handled, lobby edits not yet shown
+:mod:`store.replays`   a table's game again, frame by frame, from its log (issue 15)
 =====================  ==========================================================
 """
 
@@ -70,6 +71,7 @@ from store.outbox import Outbox
 from store.presence import Presence
 from store.ratings import Ratings
 from store.rematch import Rematches
+from store.replays import Replays
 from store.schedule import Schedule
 from store.tables import Tables
 from store.users import Users
@@ -97,7 +99,7 @@ __all__ = [
 
 
 class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, Ratings, Notices, Limits,
-            Rematches, Chats, Inbox):
+            Rematches, Chats, Inbox, Replays):
     """Karty's Redis store (docs/CONTRACTS.md §2).
 
     ``redis``: a ``redis.asyncio.Redis`` or ``RedisCluster`` (``decode_responses`` either way);

@@ -367,11 +367,15 @@ class Tables(StoreBase):
         if doc is None:
             raise StoreError("not_found", f"table {table_id}")
         entries = await self.log(table_id)
-        return {
+        case = {
             "title": f"table {table_id}", "game": doc["game"], "players": [s["seat"] for s in doc["seats"]],
             "dealer": doc["dealer"], "seed": doc["seed"],
             "actions": [{"p": e["seat"], **e["action"]} for e in entries],
         }
+        variants = doc["settings"].get("variants") or []
+        if variants:  # FORMAT.md options.variants (RULES.md PV8)
+            case["options"] = {"variants": list(variants)}
+        return case
 
     async def _tables(self, key: str) -> list[Table]:
         ids = [_s(i) for i in await self.redis.zrevrange(key, 0, 49)]

@@ -37,8 +37,8 @@ async def test_play_again_from_the_final_post(store, bot_runtime, fake_bot_api):
         pass
     final = [c for c in api.sent_messages(GROUP) if "final table" in c.text]
     assert len(final) == 1
-    assert buttons(final[0]) == [f"rm:{table.id}:y", f"rm:{table.id}:n"]
-    assert [b["text"] for b in final[0].buttons()] == ["🔁 Play again", "✖️ Not this time"]
+    assert buttons(final[0])[:2] == [f"rm:{table.id}:y", f"rm:{table.id}:n"]
+    assert [b["text"] for b in final[0].buttons()] == ["🔁 Play again", "✖️ Not this time", "▶️ Replay"]
 
     chat = tg_chat(GROUP)
     await rt.feed(callback_update(f"rm:{table.id}:y", user=u[ANN], chat=chat, message_id=final[0].params.get("message_id", 1)))
@@ -68,3 +68,23 @@ async def test_play_again_from_the_final_post(store, bot_runtime, fake_bot_api):
     assert "Open" in begins[-1].buttons()[0]["text"]
     edits = api.calls_of("editMessageText", chat_id=GROUP)
     assert edits and "the game is on" in edits[-1].text
+
+
+async def test_replay_links_in_the_final_post_start_and_rating(store, bot_runtime, fake_bot_api):
+    from fake_bot_api import message_update
+
+    api = fake_bot_api
+    rt = await bot_runtime(store)
+    u = users()
+    table = await finished_table(store, [(ANN, "Ann"), (BOB, "Bob")])
+    while await rt.notifier.poll():
+        pass
+    final = next(c for c in api.sent_messages(GROUP) if "final table" in c.text)
+    link = f"https://t.me/{api.username}?start=replay_{table.id}"
+    assert link in buttons(final)  # a URL button in the group (S2: no web_app there)
+    await rt.feed(message_update(f"/start replay_{table.id}", user=u[ANN], chat=tg_chat(ANN)))
+    dm = api.sent_messages(ANN)[-1]
+    assert dm.buttons()[0]["web_app"]["url"] == f"https://karty.example/?replay={table.id}"
+    await rt.feed(message_update("/rating", user=u[BOB], chat=tg_chat(BOB)))
+    rating = api.sent_messages(BOB)[-1]
+    assert f'<a href="{link}">' in rating.text, rating.text

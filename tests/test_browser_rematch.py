@@ -109,3 +109,38 @@ async def test_with_a_computer_play_again_opens_the_next_table_at_once(server, k
     new = await kstore.get_table(new_id)
     assert [(s.seat, s.computer) for s in new.seats] == [("c1", True), (alice.seat, False)]
     assert page.karty_errors == []
+
+
+async def test_replay_steps_jumps_and_plays_and_shows_every_hand_once_over(server, kstore, browser):
+    alice = person("Alice")
+    table = await kstore.create_table(game="prsi", seats=[alice, computer(1, "Karel"), computer(2, "Jana")], seed=33)
+    final = await play_to_the_end(kstore, table.id)
+    log = await kstore.log(table.id)
+    page = await open_table(browser, server, "Alice", table.id)
+    await page.wait_for_selector("#dialog[open][data-kind=final] .watch-replay")
+    await page.locator("#dialog .watch-replay").click()
+    await page.wait_for_selector(".replay-screen")
+    move = page.locator(".replay-move")
+    assert (await move.inner_text()).strip() == f"Move 0 of {len(log)}"
+    # Over: every hand face up from the deal on (4 cards each in round 1).
+    for seat in (alice.seat, "c1", "c2"):
+        assert await page.locator(f".replay-seat[data-seat='{seat}'] .replay-cards .card").count() == 4
+    await page.locator(".replay-next").click()
+    assert (await move.inner_text()).strip() == f"Move 1 of {len(log)}"
+    assert (await page.locator(".replay-what").inner_text()).strip()
+    await page.locator(".replay-rounds .chip", has_text="Round 3/5").click()
+    view3 = await page.evaluate("() => document.querySelector('.replay-move').textContent")
+    assert "Move" in view3 and await page.locator(".replay-rounds .chip.on").inner_text() == "Round 3/5"
+    await page.locator(".replay-play").click()  # play: the moves go on by themselves
+    before = await move.inner_text()
+    await page.wait_for_function("b => document.querySelector('.replay-move').textContent !== b", arg=before)
+    await page.locator(".replay-play").click()  # pause
+    assert await page.locator(".replay-play").get_attribute("aria-label") == "Play"
+    await page.locator(".replay-slider").fill(str(len(log)))
+    assert (await move.inner_text()).strip() == f"Move {len(log)} of {len(log)}"
+    await screenshot(page, "replay-390x844")
+    text = await page.locator(".replay-screen").inner_text()
+    assert all(f"{v} pts" in text for v in final.points.values()), text
+    await page.locator(".replay-screen .back-btn").click()
+    await page.wait_for_selector(".table-screen")
+    assert page.karty_errors == []

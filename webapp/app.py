@@ -23,7 +23,7 @@ from typing import Any
 
 from aiohttp import web
 
-from webapp import api, local, openapi, rematch, ws
+from webapp import api, local, openapi, rematch, replays, ws
 from webapp.admission import Admission, admission_middleware
 from webapp.auth import Authenticator, new_local_key
 from webapp.errors import error_middleware
@@ -70,6 +70,7 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
     api.add_routes(app)
     local.add_routes(app)
     rematch.add_routes(app)
+    replays.add_routes(app)
     ws.add_routes(app)
     openapi.add_routes(app)
     app.router.add_get("/", index, name="index")

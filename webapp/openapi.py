@@ -274,6 +274,15 @@ def document() -> dict[str, Any]:
                     "responses": {"200": _json("Rematch"), **_errors(400, 401, 403, 404, 409)},
                 },
             },
+            "/api/tables/{id}/replay": {
+                "get": {
+                    "summary": "The game again, frame by frame, as you saw it (every hand once it is over)",
+                    "parameters": [TABLE_ID],
+                    "responses": {"200": _json({"type": "object", "description": "store.replay: table, game, "
+                                                "players, names, seat, over, variants, rounds, frames"}),
+                                  **_errors(401, 404)},
+                }
+            },
             "/api/tables/{id}/rematch/decline": {
                 "post": {
                     "summary": "Not this time: give up your kept seat in the next match",

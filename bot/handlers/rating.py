@@ -14,7 +14,7 @@ from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
 from aiogram.filters import Command
 from aiogram.types import Message
 
-from bot import texts
+from bot import keyboards, texts
 from bot.handlers.common import anonymous, thread_of
 from bot.i18n import display_name
 from bot.sender import Sender
@@ -27,7 +27,7 @@ def make_router() -> Router:
     router = Router(name="rating")
 
     @router.message(Command("rating"))
-    async def cmd_rating(message: Message, store: Any, sender: Sender) -> None:
+    async def cmd_rating(message: Message, store: Any, sender: Sender, settings: Any = None) -> None:
         if anonymous(message):
             await sender.send_message(message.chat.id, texts.anonymous_text(), thread_id=thread_of(message))
             return
@@ -40,7 +40,16 @@ def make_router() -> Router:
                 "all": await store.user_rating(game, user.id),
                 "chat": await store.user_rating(game, user.id, chat_id=chat.id) if in_group else None,
             }
-        text = texts.rating_text(display_name(user), per_game, in_chat=in_group)
+        link = None
+        if settings is not None:  # each last result whose table is still kept links to its replay (issue 15)
+            username = await keyboards.bot_username(message.bot)
+            ids = {r["table"] for g in per_game.values() for r in ((g.get("all") or {}).get("last") or [])[:5]
+                   if r.get("table")}
+            alive = {i for i in ids if await store.table_version(i) is not None}
+
+            def link(table_id: str) -> str | None:
+                return keyboards.replay_link(username, settings, table_id) if table_id in alive else None
+        text = texts.rating_text(display_name(user), per_game, in_chat=in_group, replay_link=link)
         if not in_group:
             await sender.send_message(chat.id, text)
             return

@@ -12,7 +12,7 @@ from typing import Any
 
 from aiogram import F, Router
 from aiogram.filters import KICKED, MEMBER, ChatMemberUpdatedFilter, Command, CommandObject, CommandStart
-from aiogram.types import ChatMemberUpdated, Message
+from aiogram.types import ChatMemberUpdated, InlineKeyboardMarkup, Message
 from aiogram.utils.deep_linking import decode_payload
 
 from bot import keyboards, texts
@@ -48,6 +48,11 @@ def make_router() -> Router:
         lobbies.user_reachable(uid)
         if command.args:
             for ident in _candidates(command.args.strip()):
+                if ident.startswith("replay_") and await store.get_table(ident[7:]) is not None:  # issue 15
+                    button = await keyboards.replay_button(lobbies.bot, settings, ident[7:], chat_id=message.chat.id)
+                    await sender.send_message(message.chat.id, texts.replay_open_text(),
+                                              reply_markup=InlineKeyboardMarkup(inline_keyboard=[[button]]))
+                    return
                 if await _open(ident, message, store, sender, lobbies, settings):
                     return
         await sender.send_message(message.chat.id, texts.welcome_text(display_name(message.from_user)))

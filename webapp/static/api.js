@@ -176,6 +176,11 @@ export class Api {
     return this.post(`/api/tables/${encodeURIComponent(tableId)}/rematch`, {});
   }
 
+  /** A table's game again, frame by frame (issue 15). */
+  replay(tableId) {
+    return this.get(`/api/tables/${encodeURIComponent(tableId)}/replay`);
+  }
+
   rematchState(tableId) {
     return this.get(`/api/tables/${encodeURIComponent(tableId)}/rematch`);
   }

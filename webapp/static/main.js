@@ -28,6 +28,7 @@ import { acceptVersion, legalOf, myTurn, nameOf, resetTable, saveFaces, state } 
 import { detectTelegram, localTelegram } from "./tg.js";
 import * as pv from "./variants.js";
 import { rematchBox } from "./rematch.js";
+import { renderReplay } from "./replay.js";
 
 const INIT_KEY = "karty.init_data";
 const CHAT_KEY = "karty.chat";
@@ -181,6 +182,9 @@ async function signedIn() {
 
 function route() {
   const params = new URLSearchParams(location.search);
+  const start = params.get("startapp") || tg.startParam || "";
+  const replayId = params.get("replay") || (start.startsWith("replay_") ? start.slice(7) : null); // issue 15
+  if (replayId) return showReplay(replayId);
   const tableId = params.get("table") || params.get("startapp") || tg.startParam;
   if (params.get("page") === "leaders") return showLeaderboard();
   const rules = rulesGame(params, params.get("table") ? null : params.get("startapp") || tg.startParam);
@@ -191,6 +195,28 @@ function route() {
 
 const FELT = "#17683f";
 const FELT_DARK = "#0c4a2b";
+
+/** A table's game again (issue 15): ?replay=<table> or startapp=replay_<table>. */
+async function showReplay(id) {
+  screen = "replay";
+  closeSocket();
+  tg.paint(FELT_DARK);
+  const back = () => (history.length > 1 ? history.back() : showHome());
+  tg.setBack(back);
+  renderLoading(root);
+  try {
+    const data = await api.replay(id);
+    if (screen !== "replay") return;
+    renderReplay(root, data, { onBack: back });
+  } catch (e) {
+    renderMessage(root, e.status === 404 ? t("table_missing") : String(e.message || e), [{ label: t("back"), onClick: back }]);
+  }
+}
+
+function goReplay(id) {
+  history.pushState({ replay: id }, "", `?replay=${encodeURIComponent(id)}`);
+  showReplay(id);
+}
 
 function showHome() {
   screen = "home";
@@ -509,7 +535,8 @@ function showFinal() {
   const v = state.view;
   if (!v) return;
   const again = rematchBox({ api, tableId: state.tableId, seated: Boolean(state.seat), onTable: (id) => (closeDialog(), goTable(id)) });
-  const body = h("div", {}, v.game === "prsi" ? prsiScoreTable() : penkiResult(), ratedNote(), again);
+  const replay = h("button", { type: "button", class: "btn wide watch-replay", onclick: () => (closeDialog(), goReplay(state.tableId)) }, t("watch_replay"));
+  const body = h("div", {}, v.game === "prsi" ? prsiScoreTable() : penkiResult(), ratedNote(), again, replay);
   openDialog("final", v.game === "prsi" ? t("match_over") : t("game_over"), body, [
     { label: t("leaderboard"), onClick: () => (closeDialog(), showLeaderboard()) },
     { label: t("close"), primary: true, onClick: () => closeDialog() },
