@@ -115,3 +115,22 @@ def replay(case: Mapping[str, Any]) -> dict[str, Any]:
                     raise TypeError(f"balance of {player!r} is not an int")
                 rows.setdefault(player, []).append(balance)
     return {"boards": {name: board(rows, kind) for name, (kind, rows) in sorted(periods.items())}}
+
+
+def series(ruleset: str, results: list[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """P15 per period for one player's chart (issue 15): ``{"weeks": [...], "months": [...]}``.
+
+    ``results``: the player's matches ``{"ended": ISO time, "balance": int}`` (any order).
+    Each entry ``{"key", "score", "matches"}``, oldest period first; ``score`` as the
+    leaderboards count it (best 3 of a week, best 5 of a month, P15). Weeks and months
+    in the ruleset's time zone (P15, R19).
+    """
+    out: dict[str, list[dict[str, Any]]] = {}
+    for period, index in (("weeks", 0), ("months", 1)):
+        groups: dict[str, list[int]] = {}
+        for r in results:
+            ended = datetime.fromisoformat(str(r["ended"]).replace("Z", "+00:00"))
+            groups.setdefault(period_keys(ruleset, ended)[index], []).append(int(r["balance"]))
+        name = "week" if period == "weeks" else "month"
+        out[period] = [{"key": k, "score": period_score(v, name), "matches": len(v)} for k, v in sorted(groups.items())]
+    return out

@@ -130,7 +130,8 @@ class Ratings(StoreBase):
 
     async def user_rating(self, game: str, user_id: int, chat_id: int | None = None,
                           at: datetime | float | None = None, last: int = 10) -> dict[str, Any]:
-        """``{week: row|None, month: row|None, week_key, month_key, last: [{table, ended, balance, place, chat_id}]}``.
+        """``{week: row|None, month: row|None, week_key, month_key, last: [{table, ended, balance, place, chat_id}],
+        history: {matches: [{table, ended, balance, place}] oldest first, weeks, months}}`` (``engine.ratings.series``).
 
         Rows as in :meth:`leaderboard` (rank among everyone, or in ``chat_id``).
         ``last``: newest first, only that chat's matches when ``chat_id`` is given.
@@ -147,6 +148,11 @@ class Ratings(StoreBase):
         if chat_id is not None:
             results = [r for r in results if r.get("chat_id") == chat_id]
         out["last"] = results[:last]
+        # issue 15: the rating page's chart — every kept match (oldest first) and P15 per period
+        out["history"] = {
+            "matches": [{k: r.get(k) for k in ("table", "ended", "balance", "place")} for r in reversed(results)],
+            **ratings.series(game, results),
+        }
         return out
 
     async def rebuild_leaderboards(self) -> int:

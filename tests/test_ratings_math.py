@@ -108,3 +108,19 @@ def test_replay_refuses_malformed_cases() -> None:
         ratings.replay({"ruleset": "prsi"})
     with pytest.raises(ValueError):
         ratings.replay({"ruleset": "prsi", "matches": [{"ended": "yesterday", "rated": True, "balances": {}}]})
+
+
+def test_series_counts_each_period_as_the_leaderboards_do():
+    from engine.ratings import series
+
+    results = [
+        {"ended": "2026-11-02T08:00:00Z", "balance": 120},
+        {"ended": "2026-11-03T08:00:00Z", "balance": -40},
+        {"ended": "2026-11-04T08:00:00Z", "balance": -10},
+        {"ended": "2026-11-05T08:00:00Z", "balance": 5},
+        {"ended": "2026-11-30T23:30:00Z", "balance": 7},  # Prague: 00:30 on Tuesday 1 Dec: week 49, December
+    ]
+    out = series("prsi", results)
+    assert out["weeks"] == [{"key": "2026-W45", "score": 115, "matches": 4}, {"key": "2026-W49", "score": 7, "matches": 1}]
+    assert out["months"] == [{"key": "2026-11", "score": 75, "matches": 4}, {"key": "2026-12", "score": 7, "matches": 1}]
+    assert series("penki", [])["weeks"] == []

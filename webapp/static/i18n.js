@@ -306,6 +306,16 @@ const T = {
     replay_own_view: "The game is still on: you see what you saw then.",
     replay_stumps: "Stumps",
     watch_replay: "Watch the replay",
+    // The rating chart (issue 15)
+    chart_matches: "Balance per match",
+    chart_series: "Weekly and monthly score:",
+    chart_matches_summary: "{n} matches, best {best}, worst {worst}",
+    chart_series_summary: "Scores of the last {weeks} weeks and {months} months",
+    chart_numbers: "The numbers",
+    chart_period: "Period",
+    chart_score: "Score",
+    chart_col_matches: "Matches",
+    chart_match: "match",
   },
   cs: {
     app: "Karty",
@@ -604,6 +614,16 @@ const T = {
     replay_own_view: "Hra ještě běží: vidíte jen to, co jste tehdy viděli.",
     replay_stumps: "Pěnky",
     watch_replay: "Přehrát záznam",
+    // The rating chart (issue 15)
+    chart_matches: "Bilance po zápasech",
+    chart_series: "Týdenní a měsíční skóre:",
+    chart_matches_summary: "{n} zápasů, nejlepší {best}, nejhorší {worst}",
+    chart_series_summary: "Skóre posledních týdnů ({weeks}) a měsíců ({months})",
+    chart_numbers: "Čísla",
+    chart_period: "Období",
+    chart_score: "Skóre",
+    chart_col_matches: "Zápasy",
+    chart_match: "zápas",
   },
   ru: {
     app: "Карты",
@@ -902,6 +922,16 @@ const T = {
     replay_own_view: "Игра ещё идёт: вы видите то, что видели тогда.",
     replay_stumps: "Пеньки",
     watch_replay: "Смотреть запись",
+    // The rating chart (issue 15)
+    chart_matches: "Баланс по партиям",
+    chart_series: "Очки за неделю и месяц:",
+    chart_matches_summary: "Партий: {n}, лучший {best}, худший {worst}",
+    chart_series_summary: "Очки последних недель ({weeks}) и месяцев ({months})",
+    chart_numbers: "Цифры",
+    chart_period: "Период",
+    chart_score: "Очки",
+    chart_col_matches: "Партии",
+    chart_match: "партия",
   },
 };
 

@@ -5,6 +5,7 @@ import { suitSvg } from "./cards.js";
 import { periodLabel, t } from "./i18n.js";
 import { h, icon } from "./render.js";
 import { variantSwitches } from "./variants.js";
+import { ratingChart } from "./chart.js";
 
 export function renderLoading(root, text = t("loading")) {
   root.replaceChildren(h("div", { class: "screen center-screen" }, h("div", { class: "spinner", "aria-hidden": "true" }), h("p", { role: "status" }, text)));
@@ -245,6 +246,8 @@ export function renderLeaderboard(root, { api, chatId, game: initialGame, onBack
           ),
         );
       rating.replaceChildren(h("h2", {}, t("my_rating")), row(t("week"), r?.week), row(t("month"), r?.month));
+      const chart = ratingChart(r?.history); // issue 15: balances per match, weekly and monthly scores
+      if (chart) rating.appendChild(chart);
       if (r?.last?.length) {
         rating.appendChild(h("h3", {}, t("last_results")));
         rating.appendChild(
