@@ -157,11 +157,11 @@ async def _page(browser, server, size, scheme="light", locale="en-US"):
     return ctx, page
 
 
-async def _shot(page, name: str) -> None:
+async def _shot(page, name: str, docs: bool = False) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
     await page.screenshot(path=str(path))
-    if os.environ.get("KARTY_DOCS_SCREENSHOTS"):
+    if docs and os.environ.get("KARTY_DOCS_SCREENSHOTS"):
         DOCS.mkdir(parents=True, exist_ok=True)
         shutil.copy(path, DOCS / path.name)
 
@@ -199,7 +199,7 @@ async def test_screenshots_both_games(server, kstore, browser, scheme, width):
         await page.goto(f"{server.url}?table={table.id}")
         await page.wait_for_selector(".table-screen .me")
         assert await page.evaluate(CHECK_LAYOUT) == []
-        await _shot(page, f"{label}-{width}-{scheme}")
+        await _shot(page, f"{label}-{width}-{scheme}", docs=True)
         await ctx.close()
 
 
