@@ -110,6 +110,7 @@ _BEATEN_BY = {top: frozenset(c for c in PENKI_PACK if beats(c, top)) for top in 
 _PLAY = {c: Action(a="play", card=c) for c in PENKI_PACK}
 _GIVE = {c: Action(a="give", card=c) for c in PENKI_PACK}
 _DRAW, _TAKE = Action(a="draw"), Action(a="take")
+_play_of, _give_of = _PLAY.__getitem__, _GIVE.__getitem__
 
 
 @dataclass(slots=True, eq=True)
@@ -269,6 +270,10 @@ def _in_game(s: PenkiState, seat: str) -> bool:
 def _next_in_game(s: PenkiState, seat: str) -> str:
     """The next seat clockwise after ``seat`` that is still in the game."""
     places = s.places
+    if not places:  # nobody out yet: simply the next seat
+        players = s.players
+        i = players.index(seat) + 1
+        return players[i] if i < len(players) else players[0]
     for o in _clockwise_from(s.players, seat):
         if o not in places:
             return o
@@ -480,8 +485,8 @@ def _round_end(s: PenkiState, base: str, base_leads: bool, ev: list[dict[str, An
             places[p] = place
         s.places = places
         ev.append({"a": "out", "seats": outs, "place": place})
-    left = [p for p in s.players if p not in s.places]
-    if len(left) <= 1:
+    if len(s.players) - len(s.places) <= 1:
+        left = [p for p in s.players if p not in s.places]
         places = dict(s.places)
         if left:
             places[left[0]] = len(places) + 1
@@ -535,7 +540,8 @@ def _play(s: PenkiState, seat: str, card: str, ev: list[dict[str, Any]]) -> None
         raise _reject("illegal", f"{card} does not beat {table[-1]}")
     s.owes = ()  # R18: an ordinary action closes the asking window
     hands = dict(s.hands)
-    hands[seat] = _remove(hand, card)
+    j = hand.index(card)
+    hands[seat] = hand[:j] + hand[j + 1:]
     s.hands = hands
     table = (*table, card)
     if s.table:
@@ -551,7 +557,8 @@ def _play(s: PenkiState, seat: str, card: str, ev: list[dict[str, Any]]) -> None
     else:
         s.table = table
         s.turn = _next_in_game(s, seat)
-    _owe_check(s, seat)
+    if len(s.hands[seat]) == 1:
+        _owe_check(s, seat)
 
 
 def _take(s: PenkiState, seat: str, _arg: Any, ev: list[dict[str, Any]]) -> None:
@@ -571,7 +578,8 @@ def _take(s: PenkiState, seat: str, _arg: Any, ev: list[dict[str, Any]]) -> None
         s.turn = _next_in_game(s, seat)
     else:
         _round_end(s, seat, False, ev)  # R13 ruling: the next player after the taker leads
-    _owe_check(s, seat)
+    if len(s.hands[seat]) == 1:
+        _owe_check(s, seat)
 
 
 def _one_card(s: PenkiState, seat: str, _arg: Any, ev: list[dict[str, Any]]) -> None:
@@ -730,7 +738,7 @@ def legal_actions(state: PenkiState, seat: str) -> list[dict[str, Any]]:
         return out
     if s.penalty_to is not None:
         if seat in s.penalty_from:
-            return [_GIVE[c] for c in sorted(s.hands[seat], key=_order)]
+            return list(map(_give_of, sorted(s.hands[seat], key=_order)))
         return out
     if s.turn != seat:
         return out
@@ -738,10 +746,9 @@ def legal_actions(state: PenkiState, seat: str) -> list[dict[str, Any]]:
     table = s.table
     if not table:
         if KS in hand and (len(hand) > 1 or s.stumps[seat]):  # R15: Ks leads only alone
-            return [_PLAY[c] for c in sorted(hand, key=_order) if c != KS]
-        return [_PLAY[c] for c in sorted(hand, key=_order)]
-    beating = _BEATEN_BY[table[-1]]
-    out = [_PLAY[c] for c in sorted(hand, key=_order) if c in beating]
+            return list(map(_play_of, sorted(filter(KS.__ne__, hand), key=_order)))
+        return list(map(_play_of, sorted(hand, key=_order)))
+    out = list(map(_play_of, sorted(filter(_BEATEN_BY[table[-1]].__contains__, hand), key=_order)))
     out.append(_TAKE)
     return out
 

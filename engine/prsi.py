@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from engine import Outcome
@@ -127,12 +127,16 @@ class PrsiState:
         return self.hands[self.players.index(seat)]
 
 
-def _copy(s: PrsiState) -> PrsiState:
-    return PrsiState(
-        s.version, s.players, s.seed, s.decks, s.round, s.dealer, s.hands, s.stock, s.discard, s.suit,
-        s.pending_draw, s.pending_skip, s.to_move, s.points, s.round_points, s.history, s.over,
-        s.places, s.balances, s.last, s.vx,
-    )
+def _make_copy() -> Any:
+    """A straight-line shallow copy of a :class:`PrsiState`, every field (twice as fast as
+    calling the dataclass's ``__init__`` with them all: this runs on every move)."""
+    body = "".join(f"\n    n.{f.name} = s.{f.name}" for f in fields(PrsiState))
+    namespace: dict[str, Any] = {"_new": object.__new__, "PrsiState": PrsiState}
+    exec(f"def _copy(s):\n    n = _new(PrsiState){body}\n    return n\n", namespace)
+    return namespace["_copy"]
+
+
+_copy = _make_copy()
 
 
 # ---------------------------------------------------------------- setting up
@@ -325,9 +329,10 @@ def apply(state: PrsiState, seat: str, action: Mapping[str, Any]) -> Outcome:
     if a not in ACTIONS:
         raise Rejected("bad_action", f"unknown Prší action {a!r}")
     players = state.players
-    if seat not in players:
-        raise Rejected("bad_action", f"unknown seat {seat!r}")
-    i = players.index(seat)
+    try:
+        i = players.index(seat)
+    except ValueError:
+        raise Rejected("bad_action", f"unknown seat {seat!r}") from None
     hand = state.hands[i]
     card = suit = None
     if a == "play":
@@ -349,7 +354,9 @@ def apply(state: PrsiState, seat: str, action: Mapping[str, Any]) -> Outcome:
         # 4.–5. not_in_hand, illegal.
         if card not in hand:
             raise Rejected("not_in_hand", f"{seat} does not hold {card}")
-        if not _playable(state, card):
+        r = card[0]  # _playable, inline (P5–P8)
+        if not (r == "7" if state.pending_draw else r == "A" if state.pending_skip else
+                r == "Q" or card[-1] == state.suit or r == state.discard[-1][0]):
             raise Rejected("illegal", _why_not(state, card))
         n = _copy(state)
         events = _play(n, i, card, suit)
