@@ -126,7 +126,7 @@ async def new_phone_page(browser, base_url: str, *, locale: str = "en-US"):
     """A fresh context (own sessionStorage) at phone size, opened at ``base_url``."""
     ctx = await browser.new_context(viewport=PHONE, device_scale_factor=2, locale=locale, has_touch=True, is_mobile=True)
     page = await ctx.new_page()
-    page.set_default_timeout(15000)
+    page.set_default_timeout(60000)  # a hang guard, not a speed bound: a saturated machine is slow
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.karty_errors = errors  # type: ignore[attr-defined]

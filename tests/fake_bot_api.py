@@ -309,7 +309,7 @@ class FakeBotAPI:
     def clear(self) -> None:
         self.calls.clear()
 
-    async def wait_for(self, predicate: Callable[[], Any], timeout: float = 5.0, interval: float = 0.02) -> Any:
+    async def wait_for(self, predicate: Callable[[], Any], timeout: float = 60.0, interval: float = 0.02) -> Any:
         """Poll ``predicate`` until truthy; returns its value or raises ``TimeoutError``."""
         deadline = time.monotonic() + timeout
         while True:

@@ -298,7 +298,7 @@ class Deployment:
         self.anna, self.boris, self.cyril = self.players
         self.http = aiohttp.ClientSession()
         await self.service.start_ready(self.http)
-        await self.api.wait_for(lambda: self.api.calls_of("setWebhook"), timeout=30)
+        await self.api.wait_for(lambda: self.api.calls_of("setWebhook"), timeout=300)  # the bot starts after the app (fast start); slow when saturated
         async with self.http.get(f"{self.base}/healthz") as r:
             assert r.status == 200, f"/healthz answered {r.status}"
         return self
