@@ -79,7 +79,7 @@ class Service:
             self.proc = subprocess.Popen([sys.executable, "-m", "webapp"], cwd=ROOT, env=self.env,
                                          stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         _STARTED.append(self)
-        deadline = time.monotonic() + 120  # a loaded machine starts Python slowly
+        deadline = time.monotonic() + 180  # a loaded machine starts Python slowly
         while time.monotonic() < deadline:
             assert self.proc.poll() is None, f"the service exited: {self.log.read_text()[-2000:]}"
             with contextlib.suppress(Exception):
