@@ -98,8 +98,8 @@ class Node:
             pids.add(self.proc.pid)
         with contextlib.suppress(OSError, ValueError):
             pid = int(self.pidfile.read_text().strip())
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            if any(b"redis-server" in part for part in cmdline[:1]) and str(self.port).encode() in cmdline:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()  # e.g. "redis-server 127.0.0.1:7000 [cluster]"
+            if b"redis-server" in cmdline and str(self.port).encode() in cmdline:
                 pids.add(pid)  # a restart by a test: still this node
         return pids
 

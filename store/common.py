@@ -131,7 +131,7 @@ class StoreBase:
     keys: Keys
     clock: Callable[[], float]
     _rng: random.Random
-    _commit: AsyncScript
+    _commit: Any  # store.durable.Replicated around commit.lua
     _cas: AsyncScript
     _schedule: AsyncScript
     _claim: AsyncScript

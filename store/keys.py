@@ -9,6 +9,7 @@ key                                            type       contents / lifetime
 ``P:{g:<table>}:log``                          list       one JSON entry per committed action (version *n* at index *n-1*); same TTL
 ``P:{g:<table>}:cids``                         hash       ``<seat>|<client_action_id>`` → JSON outcome; same TTL
 ``P:{g:<table>}:events``                       channel    pub/sub: ``{table, version, seat, by, events}`` after every commit
+``P:{g:<table>}:table:sync``                   string     a marker written so ``WAIT`` confirms a repeated commit's answer; seconds
 ``P:{g:<table>}:here:<user>``                  string     presence heartbeat, short TTL (default 30 s)
 ``P:{l:<lobby>}:lobby``                        hash       ``version``, ``doc`` (lobby JSON); 1 h since the last change (S1)
 ``P:{g:<table>}:rematch``                      string     the id of the finished table's "Play again" lobby; as long as the table

@@ -12,7 +12,9 @@ class StoreSettings(BaseSettings):
     :mod:`store.connect`), ``KARTY_PREFIX`` (key prefix, ``karty``) and the service's bounds
     on Redis: ``REDIS_POOL_SIZE`` connections per process (48), ``REDIS_TIMEOUT`` s per read
     or write (2.0), ``REDIS_POOL_TIMEOUT`` s waiting for a free connection (0.5); past a
-    bound a call fails and the web app answers 503.
+    bound a call fails and the web app answers 503. ``REDIS_WAIT_REPLICAS``: replicas that
+    must have a commit before the player hears it was made (default 1 on a cluster, 0 on
+    one Redis; :mod:`store.durable`).
     """
 
     model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
@@ -26,6 +28,13 @@ class StoreSettings(BaseSettings):
     timeout: float = Field(2.0, gt=0, validation_alias=AliasChoices("REDIS_TIMEOUT", "timeout"))
     pool_timeout: float = Field(0.5, gt=0, validation_alias=AliasChoices("REDIS_POOL_TIMEOUT", "pool_timeout"))
 
+    wait_replicas: int | None = Field(None, ge=0, validation_alias=AliasChoices("REDIS_WAIT_REPLICAS",
+                                                                               "wait_replicas"))
+
     def bounds(self) -> dict[str, float | int]:
         """The keyword arguments of :meth:`store.Store.from_url` for these bounds."""
-        return {"pool_size": self.pool_size, "timeout": self.timeout, "pool_timeout": self.pool_timeout}
+        out: dict[str, float | int] = {"pool_size": self.pool_size, "timeout": self.timeout,
+                                       "pool_timeout": self.pool_timeout}
+        if self.wait_replicas is not None:
+            out["replicas"] = self.wait_replicas
+        return out

@@ -60,6 +60,7 @@ from store.common import (
     driver_kwargs,
 )
 from store.connect import connect, is_cluster, wants_cluster
+from store.durable import Replicated
 from store.events import Events
 from store.flags import Flags
 from store.inbox import Inbox
@@ -103,15 +104,23 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
     """Karty's Redis store (docs/CONTRACTS.md §2).
 
     ``redis``: a ``redis.asyncio.Redis`` or ``RedisCluster`` (``decode_responses`` either way);
-    ``prefix``: the key prefix; ``clock``: epoch seconds (tests pass a fake one).
+    ``prefix``: the key prefix; ``clock``: epoch seconds (tests pass a fake one);
+    ``replicas``: how many replicas must have a commit before it is reported (``WAIT``,
+    :mod:`store.durable`); default 1 on a cluster, 0 on a single Redis (``REDIS_WAIT_REPLICAS``
+    through :meth:`from_url`).
     """
 
-    def __init__(self, redis: Redis | RedisCluster, prefix: str = "karty", *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, redis: Redis | RedisCluster, prefix: str = "karty", *,
+                 clock: Callable[[], float] = time.time, replicas: int | None = None) -> None:
         self.redis = redis
         self.keys = Keys(prefix)
         self.clock = clock
         self._rng = random.Random()
-        self._commit = redis.register_script(_lua("commit.lua"))
+        if replicas is None:  # a cluster has replicas; a single Redis usually none
+            replicas = 1 if is_cluster(redis) else 0
+        # A commit is answered only once a replica has it (store.durable): {1,..} wrote, {2,..} a repeat.
+        self._commit = Replicated(redis, redis.register_script(_lua("commit.lua")), replicas,
+                                  wrote=lambda res: int(res[0]) == 1, vouches=lambda res: int(res[0]) == 2)
         self._cas = redis.register_script(_lua("cas.lua"))
         self._schedule = redis.register_script(_lua("schedule.lua"))
         self._claim = redis.register_script(_lua("claim.lua"))
