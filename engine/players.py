@@ -110,9 +110,9 @@ LEVELS: dict[str, Level] = {
         move=Delay(1.0, 0.35, 0.55, 3.5), forced=Delay(0.75, 0.3, 0.45, 2.5),
         declare=Delay(1.0, 0.3, 0.55, 2.5), call=Delay(2.1, 0.3, 1.5, 5.0)),
     "expert": Level(
-        "expert", slip=0.0, miss=0.0, blunder=0.0, forget=0.0, notice=1.0, random_suit=0.0, iterations=200, penki_iterations=60,
+        "expert", slip=0.0, miss=0.0, blunder=0.0, forget=0.0, notice=1.0, random_suit=0.0, iterations=320, penki_iterations=60,
         move=Delay(1.0, 0.3, 0.55, 3.0), forced=Delay(0.7, 0.25, 0.45, 2.0),
-        declare=Delay(0.75, 0.25, 0.45, 1.6), call=Delay(1.7, 0.25, 1.5, 3.5)),
+        declare=Delay(0.55, 0.2, 0.35, 1.2), call=Delay(1.7, 0.25, 1.5, 3.5)),
 }
 
 
@@ -631,32 +631,55 @@ def _prsi_rollout(state: Any, me: str) -> float:
 
 
 def _search(legal: list[dict[str, Any]], world_deal, rollout, me: str, iterations: int, rng: random.Random,
-            budget_s: float | None) -> tuple[dict[str, Any], int]:
+            budget_s: float | None, default: int, confidence: float) -> tuple[dict[str, Any], int]:
     """Determinized Monte Carlo with common deals: each round of the search deals the hidden
     cards afresh (consistent with the view and the log), applies every candidate action to
-    that same deal through ``engine`` and plays each out; the action with the best mean wins.
-    Comparing actions on the same deals takes the luck of the deal out of the comparison.
-    ``iterations`` counts rollouts; ``budget_s`` caps CPU seconds (after one full deal).
+    that same deal through ``engine`` and plays each out. Comparing actions on the same deals
+    takes the luck of the deal out of the comparison. The heuristic's choice (``default``)
+    stands unless another action beats it on these deals by more than ``confidence``
+    standard errors of the paired difference (a noisy search must not undo a good habit).
+    ``iterations`` counts rollouts; ``budget_s`` caps CPU seconds (no new deal is started
+    that would overrun it; the first one always runs).
     Returns (action, rollouts made)."""
     n = len(legal)
-    totals = [0.0] * n
+    values: list[list[float]] = [[] for _ in range(n)]
     start = time.process_time()
-    done = deals = 0
+    done = 0
     while done + n <= max(iterations, n):
+        if budget_s is not None and done:
+            spent = time.process_time() - start
+            if spent + spent / (done // n) > budget_s:  # the next deal would overrun the cap
+                break
         state = world_deal(rng)
         for k, action in enumerate(legal):
             try:
                 out = engine.apply(state, me, action)
             except engine.Rejected:  # cannot happen for a listed action; never let search break a move
-                totals[k] -= 1e9
+                values[k].append(-1e9)
                 continue
-            totals[k] += rollout(out, me)
+            values[k].append(rollout(out, me))
         done += n
-        deals += 1
-        if budget_s is not None and time.process_time() - start > budget_s:
-            break
-    best = max(range(n), key=lambda j: (totals[j], -j))
+    deals = len(values[0])
+    base = values[default]
+    best, best_score = default, 0.0
+    for k in range(n):
+        if k == default:
+            continue
+        diffs = [a - b for a, b in zip(values[k], base, strict=True)]
+        mean = sum(diffs) / deals
+        if deals > 1:
+            var = sum((d - mean) ** 2 for d in diffs) / (deals - 1)
+            score = mean - confidence * math.sqrt(var / deals)
+        else:
+            score = mean
+        if score > best_score:
+            best, best_score = k, score
     return legal[best], done
+
+
+# Standard errors by which a searched action must beat the heuristic's: Prší's round balances
+# swing by tens of points from deal to deal, Penki's places are steadier and its search sees more.
+PRSI_CONFIDENCE, PENKI_CONFIDENCE = 1.0, 0.0
 
 
 def _prsi_search(view: Mapping[str, Any], mem: Memory, lv: Level, seed: int,
@@ -675,7 +698,8 @@ def _prsi_search(view: Mapping[str, Any], mem: Memory, lv: Level, seed: int,
         return _prsi_rollout(out.state, who)
 
     rng = _rng(seed, "prsi-search", view["version"])
-    return _search(legal, world.deal, rollout, me, lv.iterations, rng, budget_s)
+    default = legal.index(dict(_prsi_heuristic(view, legal)))
+    return _search(legal, world.deal, rollout, me, lv.iterations, rng, budget_s, default, PRSI_CONFIDENCE)
 
 
 # ================================================================ Penki
@@ -891,5 +915,6 @@ def _penki_search(view: Mapping[str, Any], mem: Memory, lv: Level, seed: int,
         return None, 0
     legal = [dict(a) for a in view["legal"]]
     rng = _rng(seed, "penki-search", view["version"])
+    default = legal.index(dict(_penki_heuristic(view, legal, _rng(seed, "penki", view["version"]))))
     return _search(legal, world.deal, lambda out, who: _penki_rollout(out.state, who), view["seat"],
-                   lv.penki_iterations, rng, budget_s)
+                   lv.penki_iterations, rng, budget_s, default, PENKI_CONFIDENCE)
