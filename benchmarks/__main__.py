@@ -3,6 +3,8 @@
 Exits 1 when Prší's random playouts are slower than 3× RLCard's UNO or Penki's than
 2.5× (actions per CPU second, alternating rounds of one run), or when that
 comparison could not be made; ``--quick`` shortens every budget.
+``--only players`` runs the computer levels' round robins (:mod:`benchmarks.players`;
+``--matches`` per game, 2,000 by default).
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import memory, playouts, service, store_latency
+from benchmarks import memory, players, playouts, service, store_latency
 
 PLAYERS = ["a", "b", "c"]
-SECTIONS = ("engine", "penki", "play_out", "store", "memory", "service")
+SECTIONS = ("engine", "penki", "play_out", "store", "memory", "service", "players")
 
 
 def _guard(fn, *args, **kwargs) -> dict[str, Any]:
@@ -88,6 +90,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             processes=tuple(args.processes),
             seconds=service_seconds, warmup=min(service.WARMUP, service_seconds),
             overload=not args.no_overload, memory=not args.no_table_memory)
+    if "players" in only:
+        out["players"] = _guard(players.measure, args.matches, args.jobs)
     return out
 
 
@@ -152,6 +156,12 @@ def table(results: dict[str, Any]) -> str:
             rows.append(("service", "service benchmark", data.get("skipped") or data.get("error")))
         else:
             rows += service.summary_rows(data)
+    if "players" in results:
+        data = results["players"]
+        if "skipped" in data or "error" in data:
+            rows.append(("players", "round robins", data.get("skipped") or data.get("error")))
+        else:
+            rows += players.rows(data)
     w0 = max(len("section"), *(len(r[0]) for r in rows))
     w1 = max(len("measure"), *(len(r[1]) for r in rows))
     lines = [f"{'section':<{w0}}  {'measure':<{w1}}  figures", f"{'-' * w0}  {'-' * w1}  {'-' * 40}"]
@@ -179,6 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-overload", action="store_true", help="service: skip the overload runs")
     parser.add_argument("--no-table-memory", action="store_true",
                         help="service: skip playing tables to the end for Redis bytes per table")
+    parser.add_argument("--matches", type=int, default=players.MATCHES,
+                        help="players: games per game kind, over all pairings (default %(default)s)")
+    parser.add_argument("--jobs", type=int, default=None, help="players: worker processes (default 2)")
     parser.add_argument("--out", default="test-output/bench.json", help="results JSON (default %(default)s)")
     args = parser.parse_args(argv)
     if args.quick:
@@ -188,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
             args.tables = [30]
         if args.processes == list(service.PROCESSES):
             args.processes = [1, 2]
+        args.matches = min(args.matches, 40)
     results = run(args)
     print(table(results))
     out = Path(args.out)

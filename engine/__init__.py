@@ -10,7 +10,9 @@ API serves both games; every function dispatches on ``state.game``:
   offering them would hint at a blunder or an owed declaration, S3).
 * :func:`view` — what one seat (or a spectator, ``None``) may see, JSON-ready.
 * :func:`observer` — the all-seeing state of conformance/FORMAT.md.
-* :func:`computer_action` — the computer player's choice for ``seat`` or ``None``.
+* :func:`computer_action` — the turn timer's move for an absent ``seat`` (S4), or ``None``;
+  the computer opponents at three levels are :mod:`engine.players` (from a seat's
+  view and the public log only), :mod:`engine.arena` plays them against each other.
 * :func:`awaiting` — seats the game is waiting for (turn timer, notifications).
 * :func:`dump` / :func:`load` — exact JSON round trip with a ``schema`` version.
 

@@ -1,0 +1,920 @@
+"""Computer players of Prší and Penki at three levels: beginner, regular, expert (issue 14).
+
+A computer seat decides from what a person in its chair could know: the seat's
+:func:`engine.view` and the game's **public log** (every event :func:`engine.apply`
+returned since the deal, in order; events never name a hidden card, S3). Nothing
+else is accepted: :func:`decide` takes a view dict and raises ``TypeError`` when
+handed a game state, so no level can peek at the stock, the stumps or another hand.
+
+The levels (:data:`LEVELS`, every figure a field of :class:`Level`, so rates can be
+tuned with ``dataclasses.replace``):
+
+* **beginner** plays like a new player. Prší: sometimes draws although a card
+  fits, sometimes plays a fitting card at random instead of the sensible one, and
+  names a Queen's suit at random. Penki: blunders in phase 1 at :attr:`Level.blunder`
+  (puts a fitting card on its own pile, or draws instead of the forced move, R5, so
+  «ЗЕВОК!» can be called on it), forgets «ОДНА КАРТА!» at :attr:`Level.forget`
+  (R17), and notices others' chances (R6, R18) seldom and late.
+* **regular** is the heuristic player of :func:`engine.prsi.computer_action` and
+  :func:`engine.penki.computer_action`, rebuilt on the view, with an occasional slip
+  and human reaction times: every decision carries a ``delay`` in seconds drawn
+  from a log-normal distribution (moves, own declarations and callouts on others
+  each have their own), sampled from the seeded RNG.
+* **expert** searches: determinized Monte Carlo over ``engine`` itself. Each
+  iteration deals the hidden cards afresh in a way consistent with the view and the
+  public log (Prší: the stock's order after a turnover is known from the discard
+  pile, P9, and so are the cards drawn from it; Penki: every phase-1 card was seen
+  face up, so phase-2 hands are known but for stumps and penalty cards), picks a
+  root action by UCB1 and plays the round (Prší: balances are sums over rounds,
+  P14) or the game (Penki, R19) out with the regular heuristic for every seat.
+  It never blunders, always declares, and calls every chance it sees, still after a
+  human reaction time. A fixed iteration count keeps it seeded and reproducible;
+  ``budget_s`` caps its CPU time on top (the service passes 0.05 s).
+
+Randomness: ``seed`` (an int) is the seat's own, constant for a game; every draw
+comes from ``random.Random`` keyed by it and by the view's version or by the public
+event that opened a chance, so the same view and log always give the same decision,
+and a beginner that did not notice a blunder keeps not noticing it.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import engine
+from engine.cards import PENKI_PACK, PRSI_PACK, RANK_INDEX, SUITS
+
+__all__ = ["DEFAULT_LEVEL", "LEVELS", "LEVEL_NAMES", "Decision", "Level", "Memory", "decide", "searches"]
+
+LEVEL_NAMES: tuple[str, ...] = ("beginner", "regular", "expert")
+DEFAULT_LEVEL = "regular"
+CALLOUTS = frozenset({"zevok", "one_card", "how_many"})
+
+
+@dataclass(frozen=True, slots=True)
+class Delay:
+    """A log-normal reaction time in seconds: ``median · e^(sigma·N(0,1))``, clipped to ``[lo, hi]``."""
+
+    median: float
+    sigma: float
+    lo: float
+    hi: float
+
+    def sample(self, rng: random.Random) -> float:
+        return round(min(self.hi, max(self.lo, self.median * math.exp(self.sigma * rng.gauss(0.0, 1.0)))), 3)
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    """How one level plays. Rates are probabilities per chance to err, delays in seconds.
+
+    ``slip``: a turn decision is a random legal action instead of the sensible one.
+    ``miss``: Prší, draws although a card fits (P5 allows it). ``blunder``: Penki
+    phase 1, puts a fitting card on its own pile or draws past the forced move (R5).
+    ``forget``: does not declare «ОДНА КАРТА!» when owed (R17). ``notice``: sees an
+    opponent's open «ЗЕВОК!» window or owed declaration (R6, R18). ``random_suit``:
+    a Queen names a random suit. ``iterations`` / ``penki_iterations``: search
+    iterations per Prší / Penki decision (0: no search). ``move`` / ``forced`` / ``declare`` / ``call``: reaction times
+    for a move, a move with no choice, an own declaration, a callout on someone.
+    """
+
+    name: str
+    slip: float
+    miss: float
+    blunder: float
+    forget: float
+    notice: float
+    random_suit: float
+    iterations: int
+    penki_iterations: int
+    move: Delay
+    forced: Delay
+    declare: Delay
+    call: Delay
+
+
+# Callouts on someone never come earlier than 1.5 s after the chance arose (issue 17.5):
+# a person must have a fair race to declare first or to call it themselves.
+LEVELS: dict[str, Level] = {
+    "beginner": Level(
+        "beginner", slip=0.30, miss=0.15, blunder=0.25, forget=0.35, notice=0.35, random_suit=0.5, iterations=0, penki_iterations=0,
+        move=Delay(1.7, 0.45, 0.8, 6.0), forced=Delay(1.1, 0.4, 0.6, 4.0),
+        declare=Delay(1.8, 0.4, 0.9, 5.0), call=Delay(3.2, 0.4, 1.8, 9.0)),
+    "regular": Level(
+        "regular", slip=0.04, miss=0.0, blunder=0.03, forget=0.08, notice=0.85, random_suit=0.0, iterations=0, penki_iterations=0,
+        move=Delay(1.0, 0.35, 0.55, 3.5), forced=Delay(0.75, 0.3, 0.45, 2.5),
+        declare=Delay(1.0, 0.3, 0.55, 2.5), call=Delay(2.1, 0.3, 1.5, 5.0)),
+    "expert": Level(
+        "expert", slip=0.0, miss=0.0, blunder=0.0, forget=0.0, notice=1.0, random_suit=0.0, iterations=320, penki_iterations=60,
+        move=Delay(1.0, 0.3, 0.55, 3.0), forced=Delay(0.7, 0.25, 0.45, 2.0),
+        declare=Delay(0.55, 0.2, 0.35, 1.2), call=Delay(1.7, 0.25, 1.5, 3.5)),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What a computer seat wants to do: ``action`` (an action dict), after ``delay`` seconds.
+
+    ``kind``: ``"move"`` (a turn action or a penalty card), ``"declare"`` (its own
+    «ОДНА КАРТА!») or ``"call"`` (a callout on someone). ``chance``: for a callout or
+    declaration, the index in the public log of the event that opened the chance
+    (a store keeps the callout's due time while the chance stays the same).
+    ``slip``: the level erred on purpose (counted by the benchmarks).
+    """
+
+    action: dict[str, Any]
+    delay: float
+    kind: str = "move"
+    chance: int | None = None
+    slip: bool = False
+    searched: int = field(default=0, compare=False)
+
+
+def _rng(seed: int, *key: Any) -> random.Random:
+    return random.Random(f"{seed}:" + ":".join(map(str, key)))
+
+
+# ================================================================ public memory
+
+
+class Memory:
+    """What a seat can remember from the public log; built only from events.
+
+    Feed it with :meth:`update` (the whole log each time, it reads only the new
+    tail); a log that is not an extension of the one already read starts it afresh.
+    Prší: the current round's discard pile in order (the opening card unknown), the
+    stock's order once turned over (P9), cards seen going to each hand. Penki: every
+    pile (phase 1), the open «ЗЕВОК!» window, each hand's known cards (phase 2), the
+    discarded cards, the table, the last beater and who may owe a declaration.
+    """
+
+    def __init__(self, game: str, seat: str, players: Sequence[str]) -> None:
+        self.game, self.seat, self.players = game, seat, tuple(players)
+        self.partial = False  # built from a log that may not start at the deal
+        self.read = 0
+        self._first: Any = None
+        self.reset()
+
+    def reset(self) -> None:
+        p = self.players
+        self.read = 0
+        # Prší
+        self.discard: list[str | None] = [None]
+        self.stock: list[str | None] | None = None
+        self.known: dict[str, set[str]] = {x: set() for x in p}
+        self.lacks: dict[str, frozenset[str]] = {x: frozenset() for x in p}  # cards a seat showed it lacks …
+        self.free: dict[str, int] = dict.fromkeys(p, 0)  # … but for this many cards it got since
+        self.suit: str | None = None
+        self.pend7 = self.pendA = False
+        self._prev: tuple[Any, Any] = (None, None)
+        self._chain: Any = None
+        # Penki
+        self.piles: dict[str, list[str]] = {x: [] for x in p}
+        self.phase = 1
+        self.window: tuple[str, int] | None = None  # (blunderer, log index of the blunder)
+        self.table: list[str] = []
+        self.gone: set[str] = set()  # discarded by Бита
+        self.last_beater: str | None = None
+        self.candidates: dict[str, int] = {}  # seat -> log index of the action that may have left one card
+
+    def feed(self, events: Sequence[Mapping[str, Any]]) -> Memory:
+        """Read ``events``, the public log's next events after those already read."""
+        handle = self._prsi if self.game == "prsi" else self._penki
+        for k, e in enumerate(events):
+            if self.read == 0 and k == 0:
+                self._first = e
+            handle(self.read + k, e)
+        self.read += len(events)
+        return self
+
+    _SETS = ("known", "lacks")
+    _FIELDS = ("game", "seat", "players", "partial", "read", "discard", "stock", "free", "suit", "pend7",
+               "pendA", "piles", "phase", "window", "table", "last_beater", "candidates")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready; :meth:`from_dict` rebuilds it (a store keeps one per table: it is all public)."""
+        out = {k: getattr(self, k) for k in self._FIELDS}
+        out["players"] = list(self.players)
+        out["window"] = list(self.window) if self.window else None
+        for k in self._SETS:
+            out[k] = {p: sorted(v) for p, v in getattr(self, k).items()}
+        out["gone"] = sorted(self.gone)
+        out["prev"], out["chain"], out["first"] = list(self._prev), self._chain, self._first
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Memory:
+        m = cls(data["game"], data["seat"], data["players"])
+        for k in cls._FIELDS[3:]:
+            setattr(m, k, data[k])
+        m.window = tuple(data["window"]) if data["window"] else None
+        m.known = {p: set(v) for p, v in data["known"].items()}
+        m.lacks = {p: frozenset(v) for p, v in data["lacks"].items()}
+        m.gone = set(data["gone"])
+        m._prev, m._chain, m._first = tuple(data["prev"]), data["chain"], data["first"]
+        return m
+
+    def update(self, log: Sequence[Mapping[str, Any]]) -> Memory:
+        first = log[0] if log else None
+        if self.read > len(log) or (self.read and first is not self._first and first != self._first):
+            self.reset()
+        self._first = first
+        handle = self._prsi if self.game == "prsi" else self._penki
+        for i in range(self.read, len(log)):
+            handle(i, log[i])
+        self.read = len(log)
+        return self
+
+    # ---------------------------------------------------------------- Prší (P3, P9)
+    def _prsi(self, i: int, e: Mapping[str, Any]) -> None:
+        a = e.get("a")
+        seat = e.get("seat")
+        prev, self._prev = self._prev, (a, seat)
+        if a == "deal":
+            self.discard, self.stock = [None], None
+            self.known = {x: set() for x in self.players}
+            self.lacks = {x: frozenset() for x in self.players}
+            self.free = dict.fromkeys(self.players, 0)
+            self.suit = None  # the opening card is not in the log: nothing is inferred before the first play
+            self.pend7 = self.pendA = False
+        elif a == "play":
+            cards = e.get("cards") or ([e["card"]] if "card" in e else [])
+            for c in cards:
+                known = self.known.get(seat)
+                if known is not None and c in known:
+                    known.discard(c)
+                elif c in self.lacks.get(seat, ()):
+                    self.free[seat] = max(0, self.free[seat] - 1)  # it can only have come from the new cards
+                self.discard.append(c)
+            if cards:
+                top = cards[-1]
+                self.suit = e.get("suit") or top[-1]
+                self.pend7 = top[0] == "7"
+                self.pendA = top[0] == "A"
+        elif a == "draw":
+            n = int(e.get("n", 0))
+            chained = prev[0] == "turnover" and self._chain == seat  # the same draw, split by a turnover
+            if seat in self.lacks and not chained and self.suit is not None:
+                # What a seat drawing instead of playing shows (P5–P7): it held no 7 on a 7, else
+                # nothing that fitted. Cards drawn later are free of it (``free``).
+                if self.pend7:
+                    self.lacks[seat] = _SEVENS
+                elif not self.pendA:
+                    top_rank = self.discard[-1][:-1] if self.discard[-1] else None
+                    self.lacks[seat] = frozenset(c for c in PRSI_PACK if c[-1] == self.suit
+                                                 or c[:-1] == top_rank or c[0] == "Q")
+                self.free[seat] = 0
+            self.pend7 = False
+            self._chain = seat
+            got: list[str | None] = [None] * n
+            if self.stock is not None:
+                got, self.stock = self.stock[:n], self.stock[n:]
+                if seat in self.known:
+                    self.known[seat].update(c for c in got if c is not None)
+            if seat in self.free:
+                self.free[seat] += sum(1 for c in got if c is None)
+        elif a == "stand":
+            if seat in self.lacks:
+                self.lacks[seat], self.free[seat] = _ACES, 0
+            self.pendA = False
+        elif a == "turnover":
+            self.stock = self.discard[:-1]
+            self.discard = self.discard[-1:]
+
+    # ---------------------------------------------------------------- Penki
+    def _first_fit(self, seat: str, card: str) -> str | None:
+        need = (RANK_INDEX[card[:-1]]) % 9
+        i = self.players.index(seat)
+        for o in self.players[i + 1:] + self.players[:i]:
+            pile = self.piles[o]
+            if pile and (RANK_INDEX[pile[-1][:-1]] + 1) % 9 == need:
+                return o
+        return None
+
+    def _penki(self, i: int, e: Mapping[str, Any]) -> None:
+        a = e.get("a")
+        seat = e.get("seat")
+        if self.phase == 1:
+            if self.window is not None and a in ("draw", "move", "place") and seat != self.window[0]:
+                self.window = None  # R6: the next player's first accepted action closes it
+            if a == "move":
+                _pop(self.piles.get(seat))
+                self.piles[e["to"]].append(e["card"])
+            elif a == "place":
+                card, to = e["card"], e["to"]
+                if to != seat:
+                    self.piles[to].append(card)
+                else:
+                    own = self.piles[seat]
+                    blunder = self._first_fit(seat, card) is not None or bool(own and self._first_fit(seat, own[-1]))
+                    if blunder and self.window is None:
+                        self.window = (seat, i)  # R5, R6: further blunders belong to the open window
+                    own.append(card)
+            elif a == "zevok":
+                self.window = None
+            elif a == "penalty_move":
+                _pop(self.piles.get(e["from"]))
+                self.piles[e["to"]].append(e["card"])
+            elif a == "phase2":
+                self.phase, self.window = 2, None
+                self.known = {x: set(self.piles[x]) for x in self.players}
+                self.piles = {x: [] for x in self.players}
+            return
+        if a == "play":
+            self.known.setdefault(seat, set()).discard(e["card"])
+            if self.table:
+                self.last_beater = seat
+            self.table.append(e["card"])
+            self.candidates = {seat: i}
+        elif a == "take":
+            if self.table:
+                self.table.pop(0)
+            self.known.setdefault(seat, set()).add(e["card"])
+            self.candidates = {seat: i}
+        elif a == "bita":
+            self.gone.update(self.table)
+            self.table = []
+        elif a == "give":
+            self.known[seat] = set()  # which card went is the giver's secret
+            self.candidates.pop(e.get("to"), None)
+            self.candidates[seat] = i
+        elif a == "one_card":
+            self.candidates.pop(seat, None)
+        elif a == "how_many":
+            for p in e.get("caught") or ():
+                self.candidates.pop(p, None)
+
+
+def _pop(pile: list[str] | None) -> None:
+    if pile:
+        pile.pop()
+
+
+def _memory(view: Mapping[str, Any], log: Sequence[Mapping[str, Any]] | None, memory: Memory | None) -> Memory:
+    players = [p["id"] for p in view["players"]]
+    if log is None and memory is not None and memory.game == view["game"] and memory.players == tuple(players):
+        return memory  # kept up to date by the caller (Memory.feed): the log is not needed
+    if log is None:  # only the view's last events: a partial memory that calls nothing on others
+        memory = Memory(view["game"], view["seat"], players)
+        memory.partial = True
+        memory.update(view.get("last") or ())
+        if view["game"] == "penki" and view["phase"] == 2:
+            memory.phase = 2
+        return memory
+    if memory is None or memory.game != view["game"] or memory.players != tuple(players):
+        memory = Memory(view["game"], view["seat"], players)
+    return memory.update(log)
+
+
+# ================================================================ the entry point
+
+
+def decide(
+    view: Mapping[str, Any],
+    log: Sequence[Mapping[str, Any]] | None = None,
+    *,
+    level: str | Level = DEFAULT_LEVEL,
+    seed: int = 0,
+    memory: Memory | None = None,
+    budget_s: float | None = None,
+    search: bool = True,
+) -> Decision | None:
+    """The decision of the computer in ``view["seat"]`` now, or ``None`` when it has nothing to do.
+
+    ``view``: :func:`engine.view` for that seat (a dict; a game state raises
+    ``TypeError``). ``log``: the public events since the deal, oldest first (``None``:
+    only the view's ``last``; a player that cannot see the whole log then calls
+    nothing on others, and its search remembers less).
+    ``level``: a name of :data:`LEVELS` or a :class:`Level`. ``seed``: the seat's
+    own seed for the game. ``memory``: a :class:`Memory` kept between calls to read
+    only the log's new tail, or, with ``log=None``, one the caller keeps up to date
+    with :meth:`Memory.feed` (a store keeps one per table: it holds only public facts). ``budget_s``: a CPU-time cap on the expert's
+    search (``None``: the fixed iteration count alone, fully reproducible).
+    ``search=False``: the expert's kind of decision and delay without its search
+    (its move is then the regular one): what a scheduler needs to know ahead.
+    The action is always one ``engine.apply`` accepts at that view (turn actions
+    are taken from ``view["legal"]``), or a callout the public log shows is due.
+    """
+    if not isinstance(view, Mapping) or "legal" not in view or "game" not in view:
+        raise TypeError("decide() takes engine.view(state, seat), never a game state")
+    seat = view.get("seat")
+    if seat is None or view.get("over"):
+        return None
+    lv = LEVELS[level] if isinstance(level, str) else level
+    mem = _memory(view, log, memory)
+    if view["game"] == "prsi":
+        return _prsi_decide(view, mem, lv if search else _no_search(lv), seed, budget_s)
+    return _penki_decide(view, mem, lv if search else _no_search(lv), seed, budget_s)
+
+
+def _no_search(lv: Level) -> Level:
+    return replace(lv, iterations=0, penki_iterations=0) if lv.iterations or lv.penki_iterations else lv
+
+
+def searches(view: Mapping[str, Any], level: str | Level) -> bool:
+    """Whether :func:`decide` would search for this view (the expert with a real choice to make)."""
+    lv = LEVELS[level] if isinstance(level, str) else level
+    legal = view.get("legal") or ()
+    if view.get("seat") is None or view.get("to_move") != view["seat"] or len(legal) < 2:
+        return False
+    if view["game"] == "prsi":
+        return lv.iterations > 0
+    return lv.penki_iterations > 0 and view.get("phase") == 2 and legal[0]["a"] != "give"
+
+
+def _move(lv: Level, rng: random.Random, action: Mapping[str, Any], forced: bool, slip: bool = False,
+          searched: int = 0) -> Decision:
+    delay = (lv.forced if forced else lv.move).sample(rng)
+    return Decision(dict(action), delay, "move", None, slip, searched)
+
+
+# ================================================================ Prší
+
+_SEVENS = frozenset(c for c in PRSI_PACK if c[0] == "7")
+_ACES = frozenset(c for c in PRSI_PACK if c[0] == "A")
+_POINTS = {"7": 7, "8": 8, "9": 9, "10": 10, "J": 2, "Q": 20, "K": 4, "A": 11}  # P12
+_PRSI_PACK = frozenset(PRSI_PACK)
+
+
+def _cards_of(action: Mapping[str, Any]) -> list[str]:
+    if action.get("a") != "play":
+        return []
+    return list(action.get("cards") or [action["card"]])
+
+
+def _prsi_score(view: Mapping[str, Any], action: Mapping[str, Any]) -> tuple:
+    """The regular player's preference (higher first), today's :func:`engine.prsi.computer_action`:
+    answer a 7 or an Ace with its kind (P6, P7); shed the plain card worth most (P12), keeping
+    7s and Aces as answers and Queens for late, unless the next player is down to one card;
+    a Queen names the longest remaining suit (P8). Draw, stand or pass only without a play."""
+    cards = _cards_of(action)
+    if not cards:
+        return (-1, 0, 0, 0, "")
+    hand = view["hand"]
+    rest = [c for c in hand if c not in cards]
+    players = view["players"]
+    ids = [p["id"] for p in players]
+    nxt = players[(ids.index(view["seat"]) + 1) % len(ids)]
+    worth = sum(_POINTS[c[:-1]] for c in cards)
+    top = cards[-1]
+    r = top[:-1]
+    same_suit = sum(1 for c in rest if c[-1] == top[-1])
+    if view.get("pending_draw") or view.get("pending_skip"):
+        cat = 3
+    elif r in ("7", "A"):
+        cat = 4 if nxt["cards"] == 1 else 1
+    elif r == "Q":
+        cat = 0
+    else:
+        cat = 2
+    named = action.get("suit")
+    fit: tuple = (0, 0, 0)
+    if named is not None:
+        fit = (sum(1 for c in rest if c[-1] == named and c[:-1] != "Q"),
+               sum(_POINTS[c[:-1]] for c in rest if c[-1] == named), -SUITS.index(named))
+    elif action.get("rank") is not None:
+        fit = (sum(1 for c in rest if c[:-1] == action["rank"]), 0, 0)
+    return (cat, len(cards), worth, same_suit, fit, top)
+
+
+def _prsi_heuristic(view: Mapping[str, Any], legal: list[dict[str, Any]]) -> dict[str, Any]:
+    return max(legal, key=lambda a: _prsi_score(view, a))
+
+
+def _prsi_decide(view: Mapping[str, Any], mem: Memory, lv: Level, seed: int,
+                 budget_s: float | None) -> Decision | None:
+    legal = view["legal"]
+    if not legal:
+        return None
+    rng = _rng(seed, "prsi", view["version"])
+    forced = len(legal) == 1
+    if forced:
+        return _move(lv, rng, legal[0], True)
+    plays = [a for a in legal if a["a"] == "play"]
+    roll = rng.random()
+    if lv.iterations and not forced:
+        action, n = _prsi_search(view, mem, lv, seed, budget_s)
+        return _move(lv, rng, action, False, searched=n)
+    best = _prsi_heuristic(view, legal)
+    if plays and roll < lv.miss and any(a["a"] == "draw" for a in legal) and not view.get("pending_skip"):
+        return _move(lv, rng, {"a": "draw"}, False, slip=True)  # missed a fitting card
+    if plays and roll < lv.miss + lv.slip:
+        pick = rng.choice(plays)
+        return _move(lv, rng, pick, False, slip=dict(pick) != dict(best))
+    if best.get("suit") is not None and rng.random() < lv.random_suit:
+        best = {**best, "suit": rng.choice(SUITS)}
+    return _move(lv, rng, best, False)
+
+
+# ---------------------------------------------------------------- Prší determinization
+
+
+class _PrsiWorld:
+    """The hidden part of a Prší round as the seat can know it, ready to deal afresh."""
+
+    def __init__(self, view: Mapping[str, Any], mem: Memory) -> None:
+        self.view = view
+        me = view["seat"]
+        hand = list(view["hand"])
+        counts = {p["id"]: p["cards"] for p in view["players"]}
+        discard = list(mem.discard)
+        if len(discard) != view["discard"] or discard[-1] not in (None, view["top"]):
+            discard = [None] * (view["discard"] - 1) + [view["top"]]
+        discard[-1] = view["top"]
+        stock = list(mem.stock) if mem.stock is not None and len(mem.stock) == view["stock"] else [None] * view["stock"]
+        known = {p: set(mem.known.get(p, ())) for p in counts if p != me}
+        mine = set(hand)
+        seen = mine | {c for c in discard if c} | {c for c in stock if c}
+        for p, ks in known.items():
+            ks -= seen
+            if len(ks) > counts[p]:
+                ks.clear()
+        located = [*hand, *(c for c in discard if c), *(c for c in stock if c), *(c for k in known.values() for c in k)]
+        if len(located) != len(set(located)):  # the memory does not square with the view: forget it
+            discard = [None] * (view["discard"] - 1) + [view["top"]]
+            stock = [None] * view["stock"]
+            known = {p: set() for p in known}
+            located = [*hand, view["top"]]
+        self.pool = sorted(_PRSI_PACK - set(located))
+        self.hand, self.discard, self.stock, self.known, self.counts = hand, discard, stock, known, counts
+        inferred = not any(view.get(k) for k in ("variants", "options"))  # P5–P7 inferences hold for house rules
+        self.lacks = {p: mem.lacks.get(p, frozenset()) if inferred else frozenset() for p in known}
+        self.free = {p: mem.free.get(p, 0) for p in known}
+        holes = discard.count(None) + stock.count(None) + sum(counts[p] - len(k) for p, k in known.items())
+        self.ok = holes == len(self.pool)
+        self.rules = engine.rules("prsi")
+
+    def _hands(self, pool: list[str], rng: random.Random) -> tuple[dict[str, list[str]], list[str]] | None:
+        """Unknown cards to each opponent, at most ``free`` of them from what it showed it lacks."""
+        hands: dict[str, list[str]] = {}
+        order = list(self.known)
+        rng.shuffle(order)
+        for p in order:
+            need = self.counts[p] - len(self.known[p])
+            lacks, allowed = self.lacks[p], self.free[p]
+            got: list[str] = []
+            rest: list[str] = []
+            for c in pool:
+                if len(got) < need and (c not in lacks or allowed > 0):
+                    allowed -= c in lacks
+                    got.append(c)
+                else:
+                    rest.append(c)
+            if len(got) < need:
+                return None
+            hands[p] = [*self.known[p], *got]
+            pool = rest
+        return hands, pool
+
+    def deal(self, rng: random.Random) -> Any:
+        v = self.view
+        pool = self.pool[:]
+        rng.shuffle(pool)
+        dealt = self._hands(pool, rng)
+        if dealt is None:  # what it inferred does not square: deal without it
+            dealt = (self._unconstrained(pool), pool[sum(self.counts[p] - len(k) for p, k in self.known.items()):])
+        hands, rest = dealt
+        hands[v["seat"]] = list(self.hand)
+        it = iter(rest)
+        discard = [c if c is not None else next(it) for c in self.discard]
+        stock = [c if c is not None else next(it) for c in self.stock]
+        data = {
+            "schema": self.rules.SCHEMA, "game": "prsi", "version": v["version"],
+            "players": [p["id"] for p in v["players"]], "seed": 0, "decks": None, "round": v["round"],
+            "dealer": v["dealer"], "hands": hands, "stock": stock, "discard": discard, "suit": v["suit"],
+            "pending_draw": v["pending_draw"], "pending_skip": v["pending_skip"], "to_move": v["to_move"],
+            "points": v["points"], "round_points": v["round_points"], "history": v["history"],
+            "over": False, "places": None, "balances": None, "last": [],
+        }
+        hands = {p: hands[p] for p in data["players"]}
+        data["hands"] = hands
+        for k, val in v.items():  # table options (variants) and whatever else the view carries
+            if k not in data and k not in _VIEW_ONLY:
+                data[k] = val
+        return self.rules.load(data)
+
+    def _unconstrained(self, pool: list[str]) -> dict[str, list[str]]:
+        it = iter(pool)
+        return {p: [*k, *(next(it) for _ in range(self.counts[p] - len(k)))] for p, k in self.known.items()}
+
+
+_VIEW_ONLY = frozenset({"seat", "hand", "legal", "top", "rounds", "players", "last"})
+ROLLOUT_CAP = 400  # actions; a rollout longer than this is scored where it stands
+
+
+def _prsi_value(state: Any, me: str) -> float:
+    """The round's balance for ``me`` (P14: Σ over opponents of their points − mine), hand points if cut off."""
+    pts = {p: sum(_POINTS[c[:-1]] for c in h) for p, h in zip(state.players, state.hands, strict=True)}
+    return float(sum(v - pts[me] for p, v in pts.items() if p != me))
+
+
+def _prsi_rollout(state: Any, me: str) -> float:
+    apply, policy, legal_actions = engine.apply, engine.computer_action, engine.legal_actions
+    rnd = state.round
+    for _ in range(ROLLOUT_CAP):
+        if state.over or state.round != rnd:
+            break
+        seat = state.to_move
+        action = policy(state, seat) or legal_actions(state, seat)[0]
+        out = apply(state, seat, action)
+        for e in out.events:
+            if e.get("a") == "round_end":
+                rp = e["round_points"]
+                return float(sum(v - rp[me] for p, v in rp.items() if p != me))
+        state = out.state
+    return _prsi_value(state, me)
+
+
+def _search(legal: list[dict[str, Any]], world_deal, rollout, me: str, iterations: int, rng: random.Random,
+            budget_s: float | None, default: int, confidence: float) -> tuple[dict[str, Any], int]:
+    """Determinized Monte Carlo with common deals: each round of the search deals the hidden
+    cards afresh (consistent with the view and the log), applies every candidate action to
+    that same deal through ``engine`` and plays each out. Comparing actions on the same deals
+    takes the luck of the deal out of the comparison. The heuristic's choice (``default``)
+    stands unless another action beats it on these deals by more than ``confidence``
+    standard errors of the paired difference (a noisy search must not undo a good habit).
+    ``iterations`` counts rollouts; ``budget_s`` caps CPU seconds (no new deal is started
+    that would overrun it; the first one always runs).
+    Returns (action, rollouts made)."""
+    n = len(legal)
+    values: list[list[float]] = [[] for _ in range(n)]
+    start = time.process_time()
+    done = 0
+    while done + n <= max(iterations, n):
+        if budget_s is not None and done:
+            spent = time.process_time() - start
+            if spent + spent / (done // n) > budget_s:  # the next deal would overrun the cap
+                break
+        state = world_deal(rng)
+        for k, action in enumerate(legal):
+            try:
+                out = engine.apply(state, me, action)
+            except engine.Rejected:  # cannot happen for a listed action; never let search break a move
+                values[k].append(-1e9)
+                continue
+            values[k].append(rollout(out, me))
+        done += n
+    deals = len(values[0])
+    base = values[default]
+    best, best_score = default, 0.0
+    for k in range(n):
+        if k == default:
+            continue
+        diffs = [a - b for a, b in zip(values[k], base, strict=True)]
+        mean = sum(diffs) / deals
+        if deals > 1:
+            var = sum((d - mean) ** 2 for d in diffs) / (deals - 1)
+            score = mean - confidence * math.sqrt(var / deals)
+        else:
+            score = mean
+        if score > best_score:
+            best, best_score = k, score
+    return legal[best], done
+
+
+# Standard errors by which a searched action must beat the heuristic's: Prší's round balances
+# swing by tens of points from deal to deal, Penki's places are steadier and its search sees more.
+PRSI_CONFIDENCE, PENKI_CONFIDENCE = 1.0, 0.0
+
+
+def _prsi_search(view: Mapping[str, Any], mem: Memory, lv: Level, seed: int,
+                 budget_s: float | None) -> tuple[dict[str, Any], int]:
+    legal = [dict(a) for a in view["legal"]]
+    world = _PrsiWorld(view, mem)
+    if not world.ok:
+        return _prsi_heuristic(view, legal), 0
+    me = view["seat"]
+
+    def rollout(out: Any, who: str) -> float:
+        for e in out.events:
+            if e.get("a") == "round_end":
+                rp = e["round_points"]
+                return float(sum(v - rp[who] for p, v in rp.items() if p != who))
+        return _prsi_rollout(out.state, who)
+
+    rng = _rng(seed, "prsi-search", view["version"])
+    default = legal.index(dict(_prsi_heuristic(view, legal)))
+    return _search(legal, world.deal, rollout, me, lv.iterations, rng, budget_s, default, PRSI_CONFIDENCE)
+
+
+# ================================================================ Penki
+
+_PENKI_PACK = frozenset(PENKI_PACK)
+_PRANK = {c: RANK_INDEX[c[:-1]] for c in PENKI_PACK}
+KS, TRUMP = "Ks", "d"
+STALL_AFTER = 400
+
+
+def _cheap_key(c: str) -> tuple:
+    return (c[-1] == TRUMP, _PRANK[c], SUITS.index(c[-1]))
+
+
+def _worst(hand: Sequence[str]) -> str:
+    """The card a player is gladdest to be rid of: Ks, else the lowest non-trump, else the lowest trump."""
+    return KS if KS in hand else min(hand, key=_cheap_key)
+
+
+def _penki_debtors(view: Mapping[str, Any], mem: Memory) -> dict[str, int]:
+    """Seats that owe «ОДНА КАРТА!» as the public log shows it (R17): acted since the last
+    ordinary action, hold exactly one card, have not declared, were not caught since."""
+    if view["phase"] != 2 or mem.phase != 2:
+        return {}
+    info = {p["id"]: p for p in view["players"]}
+    return {p: i for p, i in mem.candidates.items()
+            if p in info and info[p]["cards"] == 1 and not info[p]["declared"] and not info[p]["out"]}
+
+
+def _penki_decide(view: Mapping[str, Any], mem: Memory, lv: Level, seed: int,
+                  budget_s: float | None) -> Decision | None:
+    me = view["seat"]
+    legal = view["legal"]
+    if view["phase"] == 1:
+        w = mem.window
+        if w is not None and w[0] != me and mem.phase == 1 and not mem.partial:
+            crng = _rng(seed, "notice", w[1])
+            if crng.random() < lv.notice:
+                return Decision({"a": "zevok"}, lv.call.sample(crng), "call", w[1])
+        return _penki_phase1(view, lv, seed, legal)
+    debtors = _penki_debtors(view, mem)
+    if me in debtors:
+        crng = _rng(seed, "declare", debtors[me])
+        if crng.random() >= lv.forget:
+            return Decision({"a": "one_card"}, lv.declare.sample(crng), "declare", debtors[me])
+    others = {p: i for p, i in debtors.items() if p != me}
+    if others and not mem.partial:
+        chance = max(others.values())
+        crng = _rng(seed, "notice", chance)
+        if crng.random() < lv.notice:
+            return Decision({"a": "how_many"}, lv.call.sample(crng), "call", chance)
+    if not legal:
+        return None
+    rng = _rng(seed, "penki", view["version"])
+    hand = view["hand"]
+    if legal[0]["a"] == "give":  # R18: the worst card goes
+        return _move(lv, rng, {"a": "give", "card": _worst(hand)}, True)
+    if len(legal) == 1:
+        return _move(lv, rng, legal[0], True)
+    if lv.penki_iterations and view["to_move"] == me:
+        action, n = _penki_search(view, mem, lv, seed, budget_s)
+        if action is not None:
+            return _move(lv, rng, action, False, searched=n)
+    best = _penki_heuristic(view, legal, rng)
+    if rng.random() < lv.slip:
+        pick = rng.choice(legal)
+        return _move(lv, rng, pick, False, slip=dict(pick) != dict(best))
+    return _move(lv, rng, best, False)
+
+
+def _penki_phase1(view: Mapping[str, Any], lv: Level, seed: int, legal: list[dict[str, Any]]) -> Decision | None:
+    """R4 without blunders, but for the level's blunder rate (R5)."""
+    if not legal:
+        return None
+    me = view["seat"]
+    rng = _rng(seed, "penki", view["version"])
+    kinds = {a["a"] for a in legal}
+    if view["drawn"] is not None:
+        fit = next((a for a in legal if a["to"] != me), None)
+        if fit is None:
+            return _move(lv, rng, legal[0], True)
+        if rng.random() < lv.blunder:
+            return _move(lv, rng, {"a": "place", "to": me}, False, slip=True)
+        return _move(lv, rng, fit, False)
+    if "move" in kinds:
+        mv = next(a for a in legal if a["a"] == "move")
+        if "draw" in kinds and rng.random() < lv.blunder:
+            return _move(lv, rng, {"a": "draw"}, False, slip=True)  # overlooks the forced move
+        return _move(lv, rng, mv, "draw" not in kinds)
+    return _move(lv, rng, legal[0], True)
+
+
+def _penki_heuristic(view: Mapping[str, Any], legal: list[dict[str, Any]], rng: random.Random) -> dict[str, Any]:
+    """Today's :func:`engine.penki.computer_action` on the view: lead the cheapest card (trumps
+    last, ``Ks`` only alone, R15), beat with the cheapest card that beats keeping trumps (R10),
+    take when nothing beats (R12); from :data:`STALL_AFTER` on, vary at random so that an
+    endless cycle of leads and takes ends."""
+    plays = [a for a in legal if a["a"] == "play"]
+    take = next((a for a in legal if a["a"] == "take"), None)
+    if not plays:
+        return take or legal[0]
+    plays.sort(key=lambda a: _cheap_key(a["card"]))
+    if view["version"] >= STALL_AFTER:
+        options = plays + ([take] if take else [])
+        return rng.choice(options)
+    return plays[0]
+
+
+# ---------------------------------------------------------------- Penki determinization
+
+
+class _PenkiWorld:
+    """Phase 2 as the seat knows it: known hands (from the phase-1 piles), stumps and gives unknown."""
+
+    def __init__(self, view: Mapping[str, Any], mem: Memory) -> None:
+        self.view = view
+        me = view["seat"]
+        info = {p["id"]: p for p in view["players"]}
+        hand = list(view["hand"])
+        table = list(view["table"])
+        mine, on_table = set(hand), set(table)
+        gone = set(mem.gone) - mine - on_table
+        if len(gone) > view["discarded"]:
+            gone = set()
+        known = {p: set(mem.known.get(p, ())) - mine - on_table - gone for p in info if p != me}
+        for p, ks in known.items():
+            if len(ks) > info[p]["cards"]:
+                ks.clear()
+        located = [*hand, *table, *gone, *(c for k in known.values() for c in k)]
+        if len(located) != len(set(located)):
+            gone, known = set(), {p: set() for p in known}
+            located = [*hand, *table]
+        self.pool = sorted(_PENKI_PACK - set(located))
+        holes = (view["discarded"] - len(gone)) + sum(info[p]["cards"] - len(k) for p, k in known.items()) \
+            + sum(info[p]["stumps"] for p in info)
+        self.ok = holes == len(self.pool)
+        self.hand, self.table, self.known, self.info = hand, table, known, info
+        self.gone_holes = view["discarded"] - len(gone)
+        self.debtors = tuple(p for p in _penki_debtors(view, mem) if p != me)
+        self.last_beater = mem.last_beater
+        self.rules = engine.rules("penki")
+
+    def deal(self, rng: random.Random) -> Any:
+        v = self.view
+        pool = self.pool[:]
+        rng.shuffle(pool)
+        it = iter(pool)
+        for _ in range(self.gone_holes):
+            next(it)
+        hands, stumps = {}, {}
+        for p, inf in self.info.items():
+            if p == v["seat"]:
+                hands[p] = list(self.hand)
+            else:
+                k = list(self.known[p])
+                hands[p] = k + [next(it) for _ in range(inf["cards"] - len(k))]
+            stumps[p] = [next(it) for _ in range(inf["stumps"])]
+        players = [p["id"] for p in v["players"]]
+        data = {
+            "schema": self.rules.SCHEMA, "game": "penki", "players": players, "dealer": v["dealer"],
+            "seed": None, "version": v["version"], "over": False, "phase": 2, "turn": v["to_move"],
+            "stock": [], "piles": {p: [] for p in players}, "drawn": None, "zevok": None, "stumps": stumps,
+            "hands": hands, "table": list(self.table), "discarded": v["discarded"],
+            "last_beater": self.last_beater, "owes": list(self.debtors),
+            "declared": [p for p in players if self.info[p]["declared"]], "penalty_to": None,
+            "penalty_from": [], "penalty_queue": [], "places": v["places"], "balances": None, "last": [],
+        }
+        return self.rules.load(data)
+
+
+def _penki_value(state: Any, me: str) -> float:
+    """R19 balance for ``me``: +1 per opponent placed worse, −1 per better; by hand size if cut off."""
+    if state.over:
+        mine = state.places[me]
+        return float(sum((q > mine) - (q < mine) for p, q in state.places.items() if p != me))
+    places = state.places
+
+    def rank(p: str) -> float:
+        return places[p] if p in places else 100 + len(state.hands[p]) + len(state.stumps[p])
+
+    mine = rank(me)
+    return float(sum((rank(p) > mine) - (rank(p) < mine) for p in state.players if p != me))
+
+
+def _penki_rollout(state: Any, me: str) -> float:
+    """Play out with the heuristic for everyone, every owed declaration made at once (R17)."""
+    apply, policy, legal_actions = engine.apply, engine.computer_action, engine.legal_actions
+    for _ in range(ROLLOUT_CAP):
+        if state.over:
+            break
+        for p in state.owes:
+            state = apply(state, p, {"a": "one_card"}).state
+        seats = engine.awaiting(state)
+        if not seats:
+            break
+        seat = seats[0]
+        action = policy(state, seat)
+        if action is None or action["a"] in CALLOUTS:
+            options = legal_actions(state, seat)
+            if not options:
+                break
+            action = options[0] if action is None or action["a"] != "one_card" else action
+        state = apply(state, seat, action).state
+    return _penki_value(state, me)
+
+
+def _penki_search(view: Mapping[str, Any], mem: Memory, lv: Level, seed: int,
+                  budget_s: float | None) -> tuple[dict[str, Any] | None, int]:
+    if mem.phase != 2:
+        return None, 0
+    world = _PenkiWorld(view, mem)
+    if not world.ok:
+        return None, 0
+    legal = [dict(a) for a in view["legal"]]
+    rng = _rng(seed, "penki-search", view["version"])
+    default = legal.index(dict(_penki_heuristic(view, legal, _rng(seed, "penki", view["version"]))))
+    return _search(legal, world.deal, lambda out, who: _penki_rollout(out.state, who), view["seat"],
+                   lv.penki_iterations, rng, budget_s, default, PENKI_CONFIDENCE)
