@@ -22,6 +22,7 @@ import logging
 import multiprocessing
 import os
 from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool as BrokenExecutor
 from typing import Any
 
 import engine
@@ -120,10 +121,17 @@ class Brains:
             self.fallbacks += 1
             log.warning("expert decision for %s took over %.1f s: the regular player moves", view["seat"],
                         self.timeout)
-        except Exception:
+        except Exception as exc:
             self.fallbacks += 1
             log.exception("expert decision for %s failed: the regular player moves", view["seat"])
+            if isinstance(exc, BrokenExecutor) and self._owned:  # a worker died: a fresh pool next time
+                self._executor = None
         return players.decide(view, None, level="regular", seed=seed, memory=memory)
+
+    def warm(self) -> None:
+        """Start the worker processes now (a worker calls this), so the first search is not slow."""
+        for _ in range(self.workers):
+            self._pool().submit(players.searches, {"seat": None}, DEFAULT_LEVEL)
 
     def close(self) -> None:
         if self._owned and self._executor is not None:

@@ -208,6 +208,10 @@ class Schedule(StoreBase):
         Every ``sweep_every`` seconds one of the running workers also runs :meth:`sweep`.
         """
         next_sweep = 0.0
+        try:
+            self.brains.warm()  # the expert's worker processes (store.computers)
+        except Exception:
+            log.exception("could not start the expert's worker processes")
         while not stop_event.is_set():
             try:
                 moves = await self.tick()
