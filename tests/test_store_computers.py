@@ -129,7 +129,7 @@ async def test_an_expert_table_plays_to_the_end_with_its_searches_off_the_loop(s
              Seat(seat="c3", name="C3", computer=True, level="beginner")]
     threads: set[str] = set()
     pool = ThreadPoolExecutor(1, thread_name_prefix="brains", initializer=lambda: None)
-    store.brains = Brains(executor=pool)
+    store.brains = Brains(executor=pool, timeout=600)  # no fallback however slow the machine
     original = store.brains.decide
 
     async def spy(view, memory, level, seed):
