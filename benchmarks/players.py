@@ -1,8 +1,8 @@
 """The computer levels' strength (``python -m benchmarks --only players``, issue 14).
 
 Per game, a round robin of ``matches`` games (3 seats; a Prší match is 5 rounds)
-split evenly over :data:`PAIRINGS`: one level against two of another, and one of
-each. The seats rotate (match k puts the first level of the pairing at seat k mod 3)
+split over :data:`PAIRINGS` by :data:`SHARES`: one level against two of another, and
+one of each (the two pairings the targets are about get the larger shares). The seats rotate (match k puts the first level of the pairing at seat k mod 3)
 and every pairing plays the same seeds. Games run through :func:`engine.arena.play`:
 every seat decides from its view and the public log with the service's human
 reaction times, the expert with the service's 50 ms CPU cap.
@@ -36,6 +36,7 @@ PAIRINGS: tuple[tuple[str, str, str], ...] = (
     ("expert", "beginner", "beginner"),
     ("beginner", "regular", "expert"),
 )
+SHARES = (0.5, 0.25, 0.125, 0.125)
 SEATS = ("a", "b", "c")
 MATCHES = 2000  # per game, over all pairings
 BUDGET_S = 0.05  # the expert's CPU cap per decision, as in the service
@@ -161,18 +162,23 @@ def _verdict(results: dict[str, Any]) -> dict[str, bool]:
     return ok
 
 
-def measure(matches: int = MATCHES, jobs: int | None = None, games: tuple[str, ...] = GAMES) -> dict[str, Any]:
-    """Run the round robins (``matches`` per game, split over :data:`PAIRINGS`) on ``jobs`` processes."""
+def measure(matches: int = MATCHES, jobs: int | None = None, games: tuple[str, ...] = GAMES,
+            progress: Any = None) -> dict[str, Any]:
+    """Run the round robins (``matches`` per game, over :data:`PAIRINGS` by :data:`SHARES`) on
+    ``jobs`` processes. ``progress(results)`` is called after each game's summary."""
     jobs = jobs or min(2, os.cpu_count() or 1)
-    per = max(1, matches // len(PAIRINGS))
-    results: dict[str, Any] = {"matches_per_game": per * len(PAIRINGS), "per_pairing": per, "jobs": jobs}
+    per = {pairing: max(3, round(matches * share / 3) * 3) for pairing, share in zip(PAIRINGS, SHARES, strict=True)}
+    results: dict[str, Any] = {"matches_per_game": sum(per.values()),
+                               "per_pairing": {" ".join(p): n for p, n in per.items()}, "jobs": jobs}
     start = time.monotonic()
     with ProcessPoolExecutor(jobs) as pool:
         for game in games:
-            work = [(game, pairing, k) for pairing in PAIRINGS for k in range(per)]
-            done = list(pool.map(_one, work, chunksize=8))
+            work = [(game, pairing, k) for pairing in PAIRINGS for k in range(per[pairing])]
+            done = list(pool.map(_one, work, chunksize=4))
             results[game] = _summarise(game, done)
-    results["seconds"] = round(time.monotonic() - start, 1)
+            results["seconds"] = round(time.monotonic() - start, 1)
+            if progress is not None:
+                progress(results)
     results["targets"] = _verdict(results)
     return results
 

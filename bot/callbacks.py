@@ -1,7 +1,7 @@
 """Typed callback data of every inline button (``CallbackData``; never ``split(":")``).
 
 Packed forms stay far below Telegram's 64-byte limit: ``lb:<lobby>:<action>``,
-``lv:<lobby>:<variant>``, ``rm:<table>:y|n``, ``new:<game>``, ``lang:<code>``.
+``lv:<lobby>:<variant>``, ``rm:<table>:y|n``, ``new:<game>``, ``lang:<code>``, ``lvl:<lobby>:<seat>``.
 """
 
 from __future__ import annotations
@@ -43,6 +43,13 @@ class RematchCb(CallbackData, prefix="rm"):
 
     table: str
     answer: str
+
+
+class LevelCb(CallbackData, prefix="lvl"):
+    """A computer seat's level button in a lobby: cycles beginner → regular → expert (issue 14)."""
+
+    lobby: str
+    seat: str
 
 
 class NewCb(CallbackData, prefix="new"):

@@ -15,7 +15,7 @@ from aiogram.utils.deep_linking import create_deep_link
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot import texts
-from bot.callbacks import LangCb, LobbyAction, LobbyCb, NewCb, RematchCb, VariantCb
+from bot.callbacks import LangCb, LevelCb, LobbyAction, LobbyCb, NewCb, RematchCb, VariantCb
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES
 from bot.settings import BotSettings
 
@@ -143,6 +143,12 @@ async def lobby_keyboard(bot: Bot, settings: BotSettings, lobby: Any, *, menu: s
     if lobby.game == "prsi":
         kb.row(InlineKeyboardButton(text=texts.variants_button(len(lobby.settings.variants)),
                                     callback_data=cb(LobbyAction.variants)))
+    computers = [s for s in lobby.seats if getattr(s, "computer", False)]
+    for row in range(0, len(computers), 2):  # each computer's level, a tap cycles it (issue 14)
+        kb.row(*(
+            InlineKeyboardButton(text=texts.level_button(s), callback_data=LevelCb(lobby=lobby.id, seat=s.seat).pack())
+            for s in computers[row:row + 2]
+        ))
     kb.row(InlineKeyboardButton(text=texts.lobby_button("start"), callback_data=cb(LobbyAction.start)))
     if not is_private(lobby.chat_id):
         username = await bot_username(bot)

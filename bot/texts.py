@@ -187,6 +187,8 @@ def lobby_text(lobby: Any, *, unreachable: Iterable[Any] = (), bot_username: str
         if i < len(lobby.seats):
             seat = lobby.seats[i]
             mark = " 👑" if seat.user_id == lobby.creator_id else ""
+            if getattr(seat, "computer", False):
+                mark = f" · {level_name(getattr(seat, 'level', None))}"
             lines.append(f"{i + 1}. {seat_label(seat)}{mark}")
         else:
             lines.append(f"{i + 1}. —")
@@ -223,6 +225,16 @@ def started_text(lobby: Any, table: Any | None) -> str:
     if variants:
         lines.insert(3, variants)
     return "\n".join(lines)
+
+
+def level_name(level: str | None) -> str:
+    """A computer's level in words (issue 14; ``None`` is regular)."""
+    return {"beginner": _("beginner"), "expert": _("expert")}.get(level or "", _("regular"))
+
+
+def level_button(seat: Any) -> str:
+    """A lobby button showing (and cycling) one computer's level."""
+    return _("{seat}: {level}").format(seat=seat_label(seat), level=level_name(getattr(seat, "level", None)))
 
 
 def lobby_button(action: str, *, seconds: int | None = None, players: int | None = None) -> str:

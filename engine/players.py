@@ -591,11 +591,11 @@ class _PrsiWorld:
             "points": v["points"], "round_points": v["round_points"], "history": v["history"],
             "over": False, "places": None, "balances": None, "last": [],
         }
-        hands = {p: hands[p] for p in data["players"]}
-        data["hands"] = hands
-        for k, val in v.items():  # table options (variants) and whatever else the view carries
-            if k not in data and k not in _VIEW_ONLY:
-                data[k] = val
+        data["hands"] = {p: hands[p] for p in data["players"]}
+        if v.get("variants"):  # table variants (PV1–PV7) and where they stand, as the view shows them
+            data["variants"] = {"on": list(v["variants"]), "named_rank": v.get("named_rank"),
+                                "out_pending": v.get("out_pending"),
+                                "drawn": v.get("drawn") if v.get("drawn_pending") else None}
         return self.rules.load(data)
 
     def _unconstrained(self, pool: list[str]) -> dict[str, list[str]]:
@@ -603,7 +603,6 @@ class _PrsiWorld:
         return {p: [*k, *(next(it) for _ in range(self.counts[p] - len(k)))] for p, k in self.known.items()}
 
 
-_VIEW_ONLY = frozenset({"seat", "hand", "legal", "top", "rounds", "players", "last"})
 ROLLOUT_CAP = 400  # actions; a rollout longer than this is scored where it stands
 
 

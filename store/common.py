@@ -19,7 +19,10 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 
+from engine.players import LEVELS
 from store.keys import Keys
+
+_REGULAR = LEVELS["regular"]
 
 log = logging.getLogger("karty.store")
 
@@ -31,10 +34,12 @@ LEASE = 30.0  # seconds a worker's claim on a due table lasts
 RETRY_LATER = 5.0
 SWEEP_EVERY = 60.0  # seconds between sweeps (Store.sweep) across all workers
 SWEEP_SETTLE = 10.0  # a commit's follow-up counts as lost only after this many seconds  # a due move the engine refused is looked at again after this
-COMPUTER_DELAY = (0.6, 1.2)  # seconds before a computer seat moves, so people can follow
-# Seconds before a computer calls «ЗЕВОК!» or «СКОЛЬКО КАРТ?» on someone: slower than a
-# move, so a person has a fair chance to declare first or to win the race themselves.
-CALLOUT_DELAY = (1.6, 3.0)
+# Seconds before a regular computer moves (a move with no choice is quicker), and before it
+# calls «ЗЕВОК!» or «СКОЛЬКО КАРТ?» on someone: slower than a move, so a person has a fair
+# chance to declare first or to win the race. Each level has its own log-normal reaction
+# times (engine.players.LEVELS); these are the regular level's bounds.
+COMPUTER_DELAY = (_REGULAR.forced.lo, _REGULAR.move.hi)
+CALLOUT_DELAY = (_REGULAR.call.lo, _REGULAR.call.hi)
 # Seconds the end of a Prší round holds before the next round's computers and turn
 # timers start (issue 17): the table sees the last card, what everyone had left and
 # who drew for a last 7; the Mini App shows the same countdown.
@@ -141,3 +146,4 @@ class StoreBase:
     _sockets: AsyncScript
     _group_ready: bool
     _pending_done: set[str]
+    brains: Any  # store.computers.Brains

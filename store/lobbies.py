@@ -29,6 +29,8 @@ from store.models import (
     User,
 )
 
+COMPUTER_LEVELS = ("beginner", "regular", "expert")  # engine.players.LEVEL_NAMES
+
 
 class Lobbies(StoreBase):
     """The lobbies part of :class:`store.Store`."""
@@ -144,11 +146,14 @@ class Lobbies(StoreBase):
 
         return await self._change_lobby(lobby_id, change)
 
-    async def add_computer(self, lobby_id: str, by_user_id: int) -> Lobby:
-        """The creator fills the next seat with a computer (``c1``, ``c2``…; S1).
+    async def add_computer(self, lobby_id: str, by_user_id: int, level: str = "regular") -> Lobby:
+        """The creator fills the next seat with a computer (``c1``, ``c2``…; S1) at ``level``
+        (``beginner`` | ``regular`` | ``expert``, issue 14).
 
-        ``StoreError``: ``not_found``, ``not_creator``, ``started``, ``full``.
+        ``StoreError``: ``not_found``, ``not_creator``, ``started``, ``full``, ``invalid`` (level).
         """
+        if level not in COMPUTER_LEVELS:
+            raise StoreError("invalid", f"level must be one of {COMPUTER_LEVELS}")
 
         def change(lobby: Lobby) -> Lobby | None:
             if lobby.creator_id != by_user_id:
@@ -159,7 +164,31 @@ class Lobbies(StoreBase):
                 raise StoreError("full")
             taken = {s.seat for s in lobby.seats}
             n = next(i for i in range(1, 10) if f"c{i}" not in taken)
-            lobby.seats.append(Seat(seat=f"c{n}", user_id=None, name=f"Computer {n}", computer=True))
+            lobby.seats.append(Seat(seat=f"c{n}", user_id=None, name=f"Computer {n}", computer=True, level=level))
+            return lobby
+
+        return await self._change_lobby(lobby_id, change)
+
+    async def set_computer_level(self, lobby_id: str, by_user_id: int, seat: str, level: str | None = None) -> Lobby:
+        """The creator sets the level of the computer in ``seat`` (``None``: the next one,
+        beginner → regular → expert → beginner). Issue 14.
+
+        ``StoreError``: ``not_found``, ``not_creator``, ``started``, ``invalid`` (no such
+        computer seat, unknown level).
+        """
+        if level is not None and level not in COMPUTER_LEVELS:
+            raise StoreError("invalid", f"level must be one of {COMPUTER_LEVELS}")
+
+        def change(lobby: Lobby) -> Lobby | None:
+            if lobby.creator_id != by_user_id:
+                raise StoreError("not_creator")
+            if lobby.table_id is not None:
+                raise StoreError("started")
+            target = next((s for s in lobby.seats if s.seat == seat and s.computer), None)
+            if target is None:
+                raise StoreError("invalid", f"no computer in seat {seat!r}")
+            current = target.level or "regular"
+            target.level = level or COMPUTER_LEVELS[(COMPUTER_LEVELS.index(current) + 1) % len(COMPUTER_LEVELS)]
             return lobby
 
         return await self._change_lobby(lobby_id, change)

@@ -92,13 +92,15 @@ class Seat(BaseModel):
     ``auto``: the computer plays for this person after three timeouts in a row
     (``strikes``), until they act again (S4). ``played``: the person made a move of
     their own (not the timer's, not the computer's) in this match; a person's seat
-    that never did makes the finished match unrated (P16 as amended).
+    that never did makes the finished match unrated (P16 as amended). ``level``: a computer's strength,
+    ``beginner`` | ``regular`` | ``expert`` (issue 14; ``None``: regular).
     """
 
     seat: str
     user_id: int | None = None
     name: str
     computer: bool = False
+    level: Literal["beginner", "regular", "expert"] | None = None
     auto: bool = False
     strikes: int = 0
     played: bool = False

@@ -18,7 +18,6 @@ from typing import Any
 import engine
 from engine.errors import Rejected
 from store.common import (
-    CALLOUT_DELAY,
     CALLOUTS,
     COMPUTER_DELAY,
     LEASE,
@@ -32,6 +31,7 @@ from store.common import (
     _s,
     log,
 )
+from store.computers import plan_decision, seat_level, seat_seed, table_memory
 from store.models import (
     StoreError,
 )
@@ -49,17 +49,21 @@ class Schedule(StoreBase):
         return ROUND_HOLD
 
     def _plan(self, doc: dict[str, Any], state: Any, actor: str | None, now: float,
-              hold: float = 0.0) -> list[str]:
+              hold: float = 0.0, memory: Any = None) -> list[str]:
         """Fill ``doc["turns"]``, ``doc["callouts"]``, ``doc["deadline"]`` for ``state``; new human turns.
 
-        ``turns``: ``{seat: {since, due, driven}}`` for every awaited seat. A seat keeps
-        its entry while it stays awaited without acting; otherwise its turn starts
-        now: due after ``turn_seconds`` for a person (``None``: no timer), after a
-        short delay for a computer-driven seat (a computer, or a person in auto).
+        ``turns``: ``{seat: {since, due, driven, want}}`` for every awaited seat. A seat
+        keeps its entry while it stays awaited without acting (and, computer-driven,
+        wants the same thing); otherwise its turn starts now: due after
+        ``turn_seconds`` for a person (``None``: no timer), after its level's reaction
+        time for a computer-driven seat (a computer, or a person in auto; issue 14).
         ``callouts``: ``{seat: due}`` for computer-driven seats, not awaited, whose
-        computer player wants to act now (Penki's callouts). ``deadline``: the
-        earliest person's due time (the turn timer shown in the Mini App). ``hold``:
-        seconds every turn and callout starts later (a round just ended); no turn is kept.
+        player wants to call or declare (Penki); the due time stays while the chance it
+        answers stays the same, so a call comes a human reaction time after the chance
+        arose, never sooner (issue 17). ``deadline``: the earliest person's due time
+        (the turn timer shown in the Mini App). ``hold``: seconds every turn and
+        callout starts later (a round just ended); no turn is kept. ``memory``: the table's public memory
+        after this commit (:func:`store.computers.remember`).
         """
         prev_turns: dict[str, Any] = doc.get("turns") or {}
         prev_callouts: dict[str, float] = doc.get("callouts") or {}
@@ -71,31 +75,34 @@ class Schedule(StoreBase):
         kinds: dict[str, str] = {}
         new_turns: list[str] = []
         if not state.over:
+            mem = memory if memory is not None else table_memory(doc, state)
             for sid in engine.awaiting(state):
                 seat = seats[sid]
                 driven = bool(seat["computer"] or seat["auto"])
+                wanted = plan_decision(doc, state, seat, mem) if driven else None
+                want = _want(wanted)
                 prev = prev_turns.get(sid)
-                if prev is not None and sid != actor and prev["driven"] == driven and not hold:
+                if prev is not None and sid != actor and prev["driven"] == driven and not hold \
+                        and prev.get("want") == want:
                     turns[sid] = prev
                     continue
                 start = now + hold
                 if driven:
-                    due = start + self._rng.uniform(*COMPUTER_DELAY)
+                    due = start + (wanted.delay if wanted is not None else COMPUTER_DELAY[0])
                 else:
                     due = start + turn_seconds if turn_seconds else None
                     if prev is None or sid == actor or hold:
                         new_turns.append(sid)
-                turns[sid] = {"since": start, "due": due, "driven": driven}
+                turns[sid] = {"since": start, "due": due, "driven": driven, "want": want}
             for sid, seat in seats.items():
                 if sid in turns or not (seat["computer"] or seat["auto"]):
                     continue
-                wanted = engine.computer_action(state, sid)
+                wanted = plan_decision(doc, state, seat, mem)
                 if wanted is not None:
-                    kind = wanted["a"]
-                    delay = CALLOUT_DELAY if kind in ("zevok", "how_many") else COMPUTER_DELAY
-                    kept = prev_callouts.get(sid) if prev_kinds.get(sid) == kind else None
-                    callouts[sid] = kept or now + hold + self._rng.uniform(*delay)
-                    kinds[sid] = kind
+                    key = _want(wanted)
+                    kept = prev_callouts.get(sid) if prev_kinds.get(sid) == key else None
+                    callouts[sid] = kept or now + hold + wanted.delay
+                    kinds[sid] = key
         doc["turns"] = turns
         doc["callouts"] = callouts
         doc["callout_kinds"] = kinds
@@ -156,15 +163,22 @@ class Schedule(StoreBase):
         seats = {s["seat"]: s for s in doc["seats"]}
         dues = self._dues(doc)
         retry = False
+        memory = None
         for due, sid in dues:
             if due > now:
                 break
             by = "computer" if seats[sid]["computer"] or seats[sid]["auto"] else "timer"
-            action = engine.computer_action(state, sid)
-            if by == "timer" and action is not None and action.get("a") in CALLOUTS:
+            if by == "timer":
                 # the timer moves for an absent person; it never calls out for them (S3)
-                legal = engine.legal_actions(state, sid)
-                action = legal[0] if legal else None
+                action = engine.computer_action(state, sid)
+                if action is not None and action.get("a") in CALLOUTS:
+                    legal = engine.legal_actions(state, sid)
+                    action = legal[0] if legal else None
+            else:  # the seat's level, from its view and the table's public memory (issue 14)
+                memory = memory or table_memory(doc, state)
+                decision = await self.brains.decide(engine.view(state, sid), memory, seat_level(seats[sid]),
+                                                    seat_seed(doc, sid))
+                action = decision.action if decision is not None else None
             if action is None:
                 continue
             try:
@@ -194,6 +208,10 @@ class Schedule(StoreBase):
         Every ``sweep_every`` seconds one of the running workers also runs :meth:`sweep`.
         """
         next_sweep = 0.0
+        try:
+            self.brains.warm()  # the expert's worker processes (store.computers)
+        except Exception:
+            log.exception("could not start the expert's worker processes")
         while not stop_event.is_set():
             try:
                 moves = await self.tick()
@@ -278,3 +296,11 @@ class Schedule(StoreBase):
         """When the worker will next look at the table (epoch s), or ``None``."""
         score = await self.redis.zscore(self.keys.deadlines, table_id)
         return None if score is None else float(score)
+
+
+def _want(decision: Any) -> str | None:
+    """What a computer wants, as a key: the action and the public chance it answers."""
+    if decision is None:
+        return None
+    action = decision.action
+    return f"{action['a']}:{action.get('card') or action.get('to') or ''}:{decision.chance}"

@@ -59,6 +59,7 @@ from store.common import (
     _lua,
     driver_kwargs,
 )
+from store.computers import Brains
 from store.connect import connect, is_cluster, wants_cluster
 from store.durable import Replicated
 from store.events import Events
@@ -130,6 +131,7 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         self._sockets = redis.register_script(_lua("sockets.lua"))
         self._group_ready = False
         self._pending_done: set[str] = set()
+        self.brains = Brains()  # the expert's searches, off the event loop (store.computers)
 
     @classmethod
     def from_url(
@@ -198,5 +200,6 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         return len(taken)
 
     async def close(self) -> None:
-        """Close the Redis connection pool."""
+        """Close the Redis connection pool (and the expert's worker processes)."""
+        self.brains.close()
         await self.redis.aclose()

@@ -39,6 +39,7 @@ from store.common import (
     _s,
     log,
 )
+from store.computers import remember
 from store.models import (
     PLAYER_LIMITS,
     ApplyResult,
@@ -96,7 +97,7 @@ class Tables(StoreBase):
         options = {"variants": settings.variants} if settings.variants else None  # PV1–PV7
         state = engine.new_game(game, players, dealer=dealer, seed=seed, options=options)
         now = self.clock()
-        fresh = [Seat(**s.model_dump(include={"seat", "user_id", "name", "computer"})) for s in seats]
+        fresh = [Seat(**s.model_dump(include={"seat", "user_id", "name", "computer", "level"})) for s in seats]
         doc: dict[str, Any] = {
             "schema": SCHEMA,
             "id": secrets.token_urlsafe(8),
@@ -113,7 +114,7 @@ class Tables(StoreBase):
             "created": now,
             "ts": now,
         }
-        new_turns = self._plan(doc, state, None, now)
+        new_turns = self._plan(doc, state, None, now, memory=remember(doc, state, list(state.last)))
         doc["state"] = engine.dump(state)
         doc["version"] = state.version
         ok = await self._cas(keys=[self.keys.table(doc["id"])], args=["", doc["version"], _dumps(doc), TABLE_TTL])
@@ -143,7 +144,7 @@ class Tables(StoreBase):
         if doc["chat_id"] is not None:
             start = {
                 "kind": "start", **self._where(doc), "lobby_id": doc["lobby_id"], "game": doc["game"],
-                "seats": [{k: s[k] for k in ("seat", "user_id", "name", "computer")} for s in doc["seats"]],
+                "seats": [{k: s.get(k) for k in ("seat", "user_id", "name", "computer", "level")} for s in doc["seats"]],
                 "rated": doc["rated"], "version": doc["version"],
                 "variants": doc["settings"].get("variants", []),
             }
@@ -236,7 +237,8 @@ class Tables(StoreBase):
             t = self.clock() if now is None else now
             new = dict(doc)
             new["seats"] = [self._after_move(s, seat, by) for s in doc["seats"]]
-            new_turns = self._plan(new, outcome.state, seat, t, self._hold(outcome.state, outcome.events))
+            new_turns = self._plan(new, outcome.state, seat, t, self._hold(outcome.state, outcome.events),
+                                   remember(new, state, outcome.events))
             new["state"] = engine.dump(outcome.state)
             new["version"] = outcome.state.version
             new["ts"] = t

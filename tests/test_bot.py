@@ -331,3 +331,25 @@ async def test_block_and_unblock_updates_set_reachability(fake_store, bot_runtim
     await rt.feed(_member_update(bob, "kicked", "member"))
     assert await fake_store.is_reachable(BOB)
     assert fake_bot_api.sent_messages() == []
+
+
+async def test_lobby_computer_level_button_cycles_the_seats_level(fake_store, bot_runtime, fake_bot_api):
+    """Issue 14: each computer seat has a level button (default regular); a tap by the creator
+    cycles it, the lobby text shows it, anyone else gets an alert and nothing changes."""
+    api = fake_bot_api
+    rt = await bot_runtime(fake_store)
+    u = users()
+    chat = tg_chat(GROUP)
+    await rt.feed(message_update("/new penki", user=u[BOB], chat=chat))
+    lobby = (await fake_store.chat_lobbies(GROUP))[0]
+    await press(rt, u[BOB], lobby.id, "cpu", chat=chat)
+    await rt.lobbies.drain()
+    buttons = {b.get("callback_data"): b["text"] for b in last_edit(api).buttons()}
+    assert buttons[f"lvl:{lobby.id}:c1"] == "🤖 Computer 1: regular"
+    assert "🤖 Computer 1 · regular" in last_edit(api).text
+    await rt.feed(callback_update(f"lvl:{lobby.id}:c1", user=u[BOB], chat=chat, message_id=1000))
+    await rt.feed(callback_update(f"lvl:{lobby.id}:c1", user=u[ANN], chat=chat, message_id=1000))
+    await rt.lobbies.drain()
+    assert [s.level for s in (await fake_store.get_lobby(lobby.id)).seats] == [None, "expert"]
+    assert alerts(api) == ["Only the player who opened the lobby can do that."]
+    assert "🤖 Computer 1 · expert" in last_edit(api).text

@@ -257,3 +257,24 @@ def test_memory_round_trips_through_json_and_feeds_incrementally(game):
         view = engine.view(state, "a")
         assert decide(view, log, level=QUICK["expert"], seed=3, memory=fed) == decide(
             view, log, level=QUICK["expert"], seed=3)
+
+
+@pytest.mark.parametrize("variants", [["PV1"], ["PV2", "PV7"], ["PV3q", "PV4"], ["PV5", "PV6"], ["PV2", "PV4", "PV5", "PV7"]])
+def test_every_level_plays_prsi_variants_through_legal_actions(variants):
+    """PV1–PV7 come for free: turn actions are taken from ``legal``, the expert's deals carry
+    the table's variants; every decision is accepted (a refused one raises) and play goes on."""
+    ended = 0
+    for name in LEVEL_NAMES:
+        state = engine.new_game("prsi", list(SEATS), seed=3, options={"variants": variants})
+        log = [dict(e) for e in state.last]
+        mems = {s: Memory("prsi", s, SEATS) for s in SEATS}
+        for _ in range(600):
+            if state.over:
+                ended += 1
+                break
+            seat = engine.awaiting(state)[0]
+            d = decide(engine.view(state, seat), log, level=QUICK[name], seed=1, memory=mems[seat])
+            res = engine.apply(state, seat, d.action)
+            state = res.state
+            log.extend(res.events)
+    assert ended >= 1 or variants == ["PV3q", "PV4"]  # PV3q rounds can run long

@@ -15,7 +15,7 @@ from conftest import until, wait_subscribed
 import engine
 from store import LobbySettings, Seat
 from store.common import ROUND_HOLD
-from store.store import CALLOUT_DELAY, CALLOUTS, LEASE
+from store.store import CALLOUT_DELAY, CALLOUTS, COMPUTER_DELAY, LEASE
 
 
 def people(n: int) -> list[Seat]:
@@ -70,7 +70,7 @@ async def test_three_timeouts_in_a_row_hand_the_seat_to_the_computer_until_the_p
         now = max(now, await store.next_due(table.id)) + 0.01
         await store.tick(now=now)
     due = await store.next_due(table.id)
-    assert due - now <= 1.2 + 0.05
+    assert due - now <= COMPUTER_DELAY[1] + 0.05
     assert table.deadline is None  # nobody's turn clock runs: the computer plays for them
     await store.tick(now=due + 0.001)
     assert (await store.log(table.id))[-1]["by"] == "computer"
@@ -154,7 +154,7 @@ async def test_computer_seats_move_after_a_short_delay_and_their_game_is_unrated
             due = await store.next_due(table.id)
             last = (await store.log(table.id))[-1:]
             held = ROUND_HOLD if last and any(e["a"] == "round_end" for e in last[0]["events"]) else 0.0
-            assert 0.6 + held - 1e-6 <= due - now <= 1.2 + held + 1e-6
+            assert COMPUTER_DELAY[0] + held - 1e-6 <= due - now <= COMPUTER_DELAY[1] + held + 1e-6
             assert await store.tick(now=due - 0.01) == 0
             now = due + 0.001
             assert await store.tick(now=now) == 1
@@ -266,7 +266,7 @@ async def test_sweep_reschedules_a_commit_whose_process_died_before_scheduling(s
     assert await store.sweep(now=now + 1, lease=None) == 0  # too fresh: maybe still in progress
     assert await store.sweep(now=now + 30, lease=None) == 1
     due = await store.next_due(table.id)
-    assert due is not None and due - now <= 1.2 + 1e-6
+    assert due is not None and due - now <= COMPUTER_DELAY[1] + 1e-6
     assert await store.tick(now=now + 31) == 1
 
 

@@ -156,3 +156,25 @@ def test_the_redis_url_is_logged_without_its_password():
     assert _safe("redis://:s3cret@db:6379/0") == "redis://:***@db:6379/0"
     assert _safe("rediss://user:s3cret@db:6380/1") == "rediss://user:***@db:6380/1"
     assert _safe("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
+
+
+async def test_local_table_computer_levels(aiohttp_client):
+    """Issue 14: the local lobby picks the computers' level (default regular), per seat if listed."""
+    settings = WebSettings(
+        redis_url=f"redis://127.0.0.1:{closed_port()}/0", local_play=True, bot_token=None, run_worker=False
+    )
+    client = await aiohttp_client(await build(settings))
+    login = await (await client.post("/api/local/login", json={"name": "Tester"})).json()
+    headers = {"Authorization": f"tma {login['init_data']}"}
+
+    async def levels(body: dict) -> list:
+        resp = await client.post("/api/local/tables", json=body, headers=headers)
+        assert resp.status == 201, await resp.text()
+        return [s.get("level") for s in (await resp.json())["table"]["seats"]]
+
+    assert await levels({"game": "penki", "players": 3}) == [None, "regular", "regular"]
+    assert await levels({"game": "prsi", "players": 3, "level": "expert"}) == [None, "expert", "expert"]
+    assert await levels({"game": "penki", "players": 4, "level": "beginner", "levels": ["expert"]}) == [
+        None, "expert", "beginner", "beginner"]
+    resp = await client.post("/api/local/tables", json={"game": "prsi", "level": "god"}, headers=headers)
+    assert resp.status == 400

@@ -31,6 +31,9 @@ COMPUTER_NAMES: dict[str, tuple[str, ...]] = {
 }
 
 
+Level = Literal["beginner", "regular", "expert"]  # engine.players.LEVEL_NAMES (issue 14)
+
+
 class LoginRequest(BaseModel):
     """``POST /api/local/login`` body: ``{name}`` (1–32 characters after trimming)."""
 
@@ -41,11 +44,13 @@ class LoginRequest(BaseModel):
 
 
 class LocalTableRequest(BaseModel):
-    """``POST /api/local/tables`` body: ``{game, players, turn_seconds?, variants?}``.
+    """``POST /api/local/tables`` body: ``{game, players, turn_seconds?, variants?, level?, levels?}``.
 
     ``players`` counts you too (Prší 2–5, Penki 2–6); the others are computers.
     ``turn_seconds``: None (off, the default for local play), 30, 60 or 120.
     ``variants``: Prší table variants (RULES.md PV1–PV7, PV3q), none by default.
+    ``level``: the computers' level, ``beginner`` | ``regular`` (default) | ``expert``;
+    ``levels``: one per computer seat in order (those not listed play at ``level``).
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -54,6 +59,8 @@ class LocalTableRequest(BaseModel):
     players: int = Field(3, ge=2, le=6)
     turn_seconds: Literal[30, 60, 120] | None = None
     variants: list[Literal["PV1", "PV2", "PV3", "PV3q", "PV4", "PV5", "PV6", "PV7"]] = Field(default_factory=list, max_length=8)
+    level: Level = "regular"
+    levels: list[Level] = Field(default_factory=list, max_length=5)
 
 
 def _require_local(request: web.Request) -> None:
@@ -93,7 +100,8 @@ async def create_table(request: web.Request) -> web.Response:
     names = COMPUTER_NAMES[body.game]
     seats = [Seat(seat=f"u{who.id}", user_id=who.id, name=who.name)]
     seats += [
-        Seat(seat=f"c{i}", user_id=None, name=f"🤖 {names[(i - 1) % len(names)]}", computer=True)
+        Seat(seat=f"c{i}", user_id=None, name=f"🤖 {names[(i - 1) % len(names)]}", computer=True,
+             level=body.levels[i - 1] if i - 1 < len(body.levels) else body.level)
         for i in range(1, body.players)
     ]
     if body.variants and body.game != "prsi":

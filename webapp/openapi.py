@@ -44,6 +44,8 @@ def _schemas() -> dict[str, Any]:
                     "user_id": {"type": ["integer", "null"]},
                     "name": {"type": "string"},
                     "computer": {"type": "boolean"},
+                    "level": {"enum": ["beginner", "regular", "expert", None],
+                              "description": "a computer's level (null: regular)"},
                     "auto": {"type": "boolean"},
                     "strikes": {"type": "integer"},
                 },

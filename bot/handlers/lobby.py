@@ -20,7 +20,7 @@ from aiogram.types import CallbackQuery, Message
 from aiogram.utils.i18n import gettext as _
 
 from bot import keyboards, texts
-from bot.callbacks import LobbyAction, LobbyCb, NewCb, RematchCb, VariantCb
+from bot.callbacks import LevelCb, LobbyAction, LobbyCb, NewCb, RematchCb, VariantCb
 from bot.handlers.common import anonymous, answer, store_user, thread_of
 from bot.lobbies import LobbyMessages
 from bot.sender import Sender
@@ -101,6 +101,16 @@ def make_router() -> Router:
             return
         user = store_user(user, query.from_user)
         await create(message.chat.id, thread_of(message), callback_data.game, user, store, lobbies, prober)
+
+    @router.callback_query(LevelCb.filter())
+    async def on_level(query: CallbackQuery, callback_data: LevelCb, store: Any, lobbies: LobbyMessages,
+                       user: Any = None) -> None:
+        """A computer seat's level button: the next level (creator only; ``StoreError`` → alert)."""
+        user = store_user(user, query.from_user)
+        lobby = await store.set_computer_level(callback_data.lobby, user.id, callback_data.seat)
+        seat = next((s for s in lobby.seats if s.seat == callback_data.seat), None)
+        await answer(query, texts.level_button(seat) if seat is not None else None)
+        lobbies.touch(callback_data.lobby)
 
     @router.callback_query(LobbyCb.filter())
     async def on_lobby(query: CallbackQuery, callback_data: LobbyCb, store: Any, lobbies: LobbyMessages,

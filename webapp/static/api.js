@@ -149,10 +149,11 @@ export class Api {
     return this.get("/api/me");
   }
 
-  newLocalTable(game, players, turnSeconds = null, variants = []) {
+  newLocalTable(game, players, turnSeconds = null, variants = [], level = null) {
     const body = { game, players };
     if (turnSeconds) body.turn_seconds = turnSeconds;
     if (variants && variants.length) body.variants = variants; // Prší table variants (PV1–PV7, PV3q)
+    if (level) body.level = level;
     return this.post("/api/local/tables", body);
   }
 

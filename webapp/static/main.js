@@ -255,9 +255,9 @@ window.addEventListener("popstate", () => {
   if (tg && screen !== "signin") route();
 });
 
-async function newTable(game, players, turnSeconds = null, variants = []) {
+async function newTable(game, players, turnSeconds = null, variants = [], level = null) {
   try {
-    const { table } = await api.newLocalTable(game, players, turnSeconds, variants);
+    const { table } = await api.newLocalTable(game, players, turnSeconds, variants, level);
     const id = typeof table === "string" ? table : table?.id;
     goTable(id);
   } catch (e) {

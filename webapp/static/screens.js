@@ -103,7 +103,7 @@ export function renderLobby(root, { user, onNew, onOpen, onLeaderboard, onRules,
       select,
       h(
         "button",
-        { type: "button", class: "btn primary", id: `new-${game}`, onclick: () => onNew(game, Number(select.value), timer.value ? Number(timer.value) : null, game === "prsi" ? switches.value() : []) },
+        { type: "button", class: "btn primary", id: `new-${game}`, onclick: () => onNew(game, Number(select.value), timer.value ? Number(timer.value) : null, game === "prsi" ? switches.value() : [], level.value) },
         label,
       ),
     );
@@ -112,6 +112,11 @@ export function renderLobby(root, { user, onNew, onOpen, onLeaderboard, onRules,
     "select",
     { id: "turn-timer", "aria-label": t("turn_timer") },
     [["", t("timer_off")], ["30", t("secs", { n: 30 })], ["60", t("secs", { n: 60 })], ["120", t("secs", { n: 120 })]].map(([v, label]) => h("option", { value: v }, label)),
+  );
+  const level = h(
+    "select",
+    { id: "computer-level", "aria-label": t("computer_level") },
+    ["beginner", "regular", "expert"].map((v) => h("option", { value: v, selected: v === "regular" }, t(`level_${v}`))),
   );
   const myTables = h("div", { class: "my-tables" });
   if (tables) {
@@ -149,6 +154,7 @@ export function renderLobby(root, { user, onNew, onOpen, onLeaderboard, onRules,
       onNew ? switches.node : null,
       onNew ? section("penki", t("new_penki")) : null,
       onNew ? h("div", { class: "lobby-game timer-row" }, h("label", { for: "turn-timer" }, t("turn_timer")), timer) : null,
+      onNew ? h("div", { class: "lobby-game timer-row" }, h("label", { for: "computer-level" }, t("computer_level")), level) : null,
       myTables,
       h(
         "div",
