@@ -27,6 +27,7 @@ const T = {
     open_in_telegram: "Open this app from the Karty bot in Telegram.",
     session_over: "Karty signed you out after a long break. Open it again from Telegram to carry on.",
     reopen_karty: "Reopen Karty",
+    language: "Language",
     no_table: "No table here. Start one with /new in a chat.",
     table_missing: "This table does not exist or has expired.",
     not_seated: "You are watching: you have no seat at this table.",
@@ -336,6 +337,7 @@ const T = {
     open_in_telegram: "Otevřete aplikaci z bota Karty v Telegramu.",
     session_over: "Po dlouhé přestávce vás Karty odhlásily. Otevřete je znovu z Telegramu a hrajte dál.",
     reopen_karty: "Znovu otevřít Karty",
+    language: "Jazyk",
     no_table: "Tady není žádný stůl. Založte ho příkazem /new v chatu.",
     table_missing: "Tento stůl neexistuje nebo vypršel.",
     not_seated: "Jen se díváte: u tohoto stolu nesedíte.",
@@ -644,6 +646,7 @@ const T = {
     open_in_telegram: "Откройте приложение из бота Karty в Telegram.",
     session_over: "После долгого перерыва Karty вышли из аккаунта. Откройте приложение снова из Telegram, чтобы продолжить.",
     reopen_karty: "Открыть Karty снова",
+    language: "Язык",
     no_table: "Стола нет. Создайте его командой /new в чате.",
     table_missing: "Этого стола нет или он устарел.",
     not_seated: "Вы зритель: у вас нет места за этим столом.",
@@ -986,9 +989,17 @@ export const LANGS = ["en", "cs", "ru"];
 let lang = "en";
 
 /** Pick the language from a code such as "cs", "ru-RU", "en-GB"; English fallback. */
+// Telegram's language_code → what Karty speaks: the same mapping as the bot and the store
+// (store.models.language_of): sk→cs, uk/be/kk→ru, cs, ru, else en.
+const LANGUAGE_OF = { cs: "cs", sk: "cs", ru: "ru", uk: "ru", be: "ru", kk: "ru", en: "en" };
+
+export function languageOf(code) {
+  const base = String(code || "").replace("_", "-").split("-")[0].toLowerCase();
+  return LANGUAGE_OF[base] || "en";
+}
+
 export function setLanguage(code) {
-  const short = String(code || "").toLowerCase().slice(0, 2);
-  lang = LANGS.includes(short) ? short : "en";
+  lang = languageOf(code);
   document.documentElement.lang = lang;
   return lang;
 }
