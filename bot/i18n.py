@@ -1,10 +1,10 @@
 """Languages (S8): gettext catalogues ``bot/locales/{cs,ru,en}/LC_MESSAGES/karty.mo``.
 
-A user's language is the one they chose with ``/lang``, else the one of their
-Telegram client (``language_code``: cs/sk → Czech, ru/uk/be/kk → Russian), else
-English. The effective language is kept in ``store.User.language`` so the other
-processes (the Mini App, the notifier) use it too; a user's explicit choice is
-remembered in :class:`LanguagePrefs` so Telegram's code no longer overrides it.
+A user's language is the one they chose (``/lang`` here, or the switch in the Mini App),
+else the one of their Telegram client (``language_code``: cs/sk → Czech, ru/uk/be/kk →
+Russian), else English: one precedence, kept by :mod:`store.languages` in
+``store.User.language`` for every process. Group posts use the chat's language when a
+chat admin set one with ``/lang`` in the group, else the language of the table's opener.
 
 Texts rendered outside a handler (debounced lobby edits, notifications) use
 :func:`locale_scope`.
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,12 +26,12 @@ from aiogram.utils.i18n import I18n, I18nMiddleware
 log = logging.getLogger(__name__)
 
 LOCALES_DIR = Path(__file__).parent / "locales"
+CACHE_SECONDS = 30.0  # a language chosen in the Mini App reaches the bot's texts this soon
 DOMAIN = "karty"
 LANGUAGES: tuple[str, ...] = ("en", "cs", "ru")
 DEFAULT = "en"
 LANGUAGE_NAMES = {"en": "English", "cs": "Čeština", "ru": "Русский"}
 
-_ALIASES = {"cs": "cs", "sk": "cs", "ru": "ru", "uk": "ru", "be": "ru", "kk": "ru", "en": "en"}
 
 
 def make_i18n() -> I18n:
@@ -39,11 +40,11 @@ def make_i18n() -> I18n:
 
 
 def pick_language(code: str | None) -> str:
-    """Telegram ``language_code`` ("cs", "ru-RU", "en-us", None …) → "cs" | "ru" | "en"."""
-    if not code:
-        return DEFAULT
-    base = code.replace("_", "-").split("-")[0].lower()
-    return _ALIASES.get(base, DEFAULT)
+    """Telegram ``language_code`` ("cs", "sk", "uk-UA", "en-us", None …) → "cs" | "ru" | "en":
+    :func:`store.models.language_of`, the one mapping of the bot, the Mini App and the store."""
+    from store.models import language_of
+
+    return language_of(code)
 
 
 @contextlib.contextmanager
@@ -103,7 +104,7 @@ class UserLocaleMiddleware(I18nMiddleware):
         super().__init__(i18n=i18n)
         self.store = store
         self.prefs = prefs
-        self._seen: dict[int, tuple[str, str | None, str | None]] = {}
+        self._seen: dict[int, tuple[str, str | None, str | None, float]] = {}
 
     async def resolve_user(self, tg_user: TgUser) -> Any:
         """The stored ``User`` for ``tg_user``, created or refreshed as needed."""
@@ -111,19 +112,15 @@ class UserLocaleMiddleware(I18nMiddleware):
 
         name = display_name(tg_user)
         cached = self._seen.get(tg_user.id)
-        if cached is not None and cached[:2] == (name, tg_user.username):
+        now = time.monotonic()
+        if cached is not None and cached[:2] == (name, tg_user.username) and now - cached[3] < CACHE_SECONDS:
             return User(id=tg_user.id, name=name, username=tg_user.username, language=cached[2])
-        stored = await self.store.get_user(tg_user.id)
-        if stored is not None and stored.language in LANGUAGES and await self.prefs.is_explicit(tg_user.id):
-            language = stored.language
-        else:
-            language = pick_language(tg_user.language_code)
-        user = User(id=tg_user.id, name=name, username=tg_user.username, language=language)
-        if stored is None or (stored.name, stored.username, stored.language) != (name, tg_user.username, language):
-            await self.store.save_user(user)
+        # the one precedence (store.languages): an explicit choice, else Telegram's code mapped
+        user = await self.store.seen_user(tg_user.id, name, tg_user.username, tg_user.language_code)
+        language = user.language
         if len(self._seen) > 50_000:
             self._seen.clear()
-        self._seen[tg_user.id] = (name, tg_user.username, language)
+        self._seen[tg_user.id] = (name, tg_user.username, language, now)
         return user
 
     def forget(self, user_id: int) -> None:

@@ -8,7 +8,8 @@ seconds make one edit), but never later than ``max_delay`` after the first one.
 An edit always renders the lobby as the store has it *then*, under a per-lobby
 lock, so edits never overtake each other. :meth:`refresh` edits at once (Start).
 
-A lobby is rendered in its creator's language (``store.User.language``).
+A lobby is rendered in the chat's language when its admins set one, else in its creator's
+(``store.User.language``).
 """
 
 from __future__ import annotations
@@ -63,7 +64,11 @@ class LobbyMessages:
         self.edits = 0
 
     async def locale_of(self, lobby: Any) -> str:
+        """The chat's language when its admins set one (``/lang`` in the group), else the creator's."""
         try:
+            chat_language = await self.store.chat_language(lobby.chat_id) if lobby.chat_id < 0 else None
+            if chat_language:
+                return chat_language
             user = await self.store.get_user(lobby.creator_id)
         except Exception:
             log.exception("get_user failed")

@@ -33,7 +33,8 @@ acknowledged after it was handled (also when handling failed,
 after logging — a poison entry must not stall the queue). Entries of one chat (or,
 for ``turn``, one user) are handled in order by that lane's task; lanes run
 concurrently, so one slow chat delays no other. Chat texts use the language of the
-table's first person (``store.User.language``), private ones the recipient's.
+chat's language when its admins set one (``/lang`` in the group), else that of the table's
+first person (``store.User.language``); private ones the recipient's.
 """
 
 from __future__ import annotations
@@ -293,7 +294,7 @@ class Notifier:
             return
         table = await self._table_like(entry)
         first_person = next((s.user_id for s in table.seats if s.user_id and not s.computer), None)
-        locale = await self._language(first_person)
+        locale = await self.store.chat_language(chat_id) or await self._language(first_person)
         markup = None
         with locale_scope(self.i18n, locale):
             if kind == "start":

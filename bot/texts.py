@@ -477,6 +477,18 @@ def lang_done() -> str:
     return _("Language set: English.")
 
 
+def chat_lang_prompt() -> str:
+    return _("Choose the language of this chat's posts (chat admins):")
+
+
+def chat_lang_done() -> str:
+    return _("This chat's posts are in English now.")
+
+
+def chat_lang_admins_only() -> str:
+    return _("Only this chat's admins can set its language. Your own: /lang in our private chat.")
+
+
 def unknown_game_text() -> str:
     return _("Which game? /new prsi or /new penki")
 

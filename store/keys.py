@@ -19,6 +19,7 @@ key                                            type       contents / lifetime
 ``P:{u:<user>}:rate``                          hash       the user's action token bucket ``t``, ``at`` (all processes); expires once full
 ``P:{u:<user>}:sockets``                       zset       the user's open WebSockets, socket id → lease end (epoch s)
 ``P:{c:<chat>}:members``                       zset       user ids seen in the chat, score = when last seen; 90 d
+``P:chats:languages``                          hash       chat id → the language a chat admin chose for its posts (durable)
 ``P:chats:moves``                              hash       old chat id → new chat id (a group upgraded to a supergroup; durable)
 ``P:chats:moved:<old chat>``                   string     set once that migration was carried out (durable)
 ``P:{bot}:inbox``                              hash       update id → ``{update, at}``: webhook updates answered 200, not yet handled
@@ -89,6 +90,10 @@ class Keys:
 
     def chat_members(self, chat_id: int) -> str:
         return f"{self.prefix}:{{c:{chat_id}}}:members"
+
+    @property
+    def chat_languages(self) -> str:
+        return f"{self.prefix}:chats:languages"
 
     @property
     def chat_moves(self) -> str:

@@ -37,8 +37,22 @@ class StoreError(Exception):
         self.detail = detail
 
 
+LANGUAGES = ("en", "cs", "ru")  # what Karty speaks (S8); English is the default
+_LANGUAGE_OF = {"cs": "cs", "sk": "cs", "ru": "ru", "uk": "ru", "be": "ru", "kk": "ru", "en": "en"}
+
+
+def language_of(code: str | None) -> str:
+    """Telegram's ``language_code`` (``"sk"``, ``"uk-UA"``, ``"en_US"``, None …) → the language
+    Karty speaks to them: sk→cs, uk/be/kk→ru, cs, ru, else en. The one mapping of the bot,
+    the Mini App (``webapp/static/i18n.js`` mirrors it) and the store."""
+    if not code:
+        return "en"
+    return _LANGUAGE_OF.get(str(code).replace("_", "-").split("-")[0].lower(), "en")
+
+
 class User(BaseModel):
-    """A Telegram user as the store keeps them."""
+    """A Telegram user as the store keeps them. ``language``: the one Karty speaks to them
+    (an explicit choice, else their Telegram code mapped by :func:`language_of`)."""
 
     id: int
     name: str

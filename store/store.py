@@ -19,6 +19,7 @@ module                 concern
 :mod:`store.limits`    per-user action rate and open sockets, across processes
 :mod:`store.rematch`   "Play again": a finished table's next match (issue 15)
 :mod:`store.chats`     migrated chats (group → supergroup), who is known in a chat
+:mod:`store.languages` one language per person and per chat, one precedence (S8)
 :mod:`store.inbox`     webhook updates answered and not yet handled, lobby edits not yet shown
 :mod:`store.replays`   a table's game again, frame by frame, from its log (issue 15)
 =====================  ==========================================================
@@ -66,6 +67,7 @@ from store.events import Events
 from store.flags import Flags
 from store.inbox import Inbox
 from store.keys import Keys
+from store.languages import Languages
 from store.limits import Limits
 from store.lobbies import Lobbies
 from store.notices import Notices
@@ -101,7 +103,7 @@ __all__ = [
 
 
 class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, Ratings, Notices, Limits,
-            Rematches, Chats, Inbox, Replays):
+            Rematches, Chats, Inbox, Replays, Languages):
     """Karty's Redis store (docs/CONTRACTS.md §2).
 
     ``redis``: a ``redis.asyncio.Redis`` or ``RedisCluster`` (``decode_responses`` either way);

@@ -174,6 +174,7 @@ class FakeBotAPI:
     topics: dict[tuple[Any, int], str] = field(default_factory=dict)  # (chat, thread) → "closed"|"deleted"
     migrated: dict[Any, int] = field(default_factory=dict)  # old group id → supergroup id
     deleted: set[tuple[Any, int]] = field(default_factory=set)  # (chat, message_id)
+    admins: dict[Any, set[int]] = field(default_factory=dict)  # chat → its admins (getChatMember)
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> FakeBotAPI:
@@ -482,6 +483,11 @@ class FakeBotAPI:
             if "inline_message_id" in params:
                 return True
             return self._message(params, message_id=params.get("message_id"))
+        if method == "getChatMember":
+            user = {"id": params.get("user_id"), "is_bot": False, "first_name": f"User{params.get('user_id')}"}
+            if params.get("user_id") in self.admins.get(params.get("chat_id"), set()):
+                return {"status": "creator", "user": user, "is_anonymous": False}
+            return {"status": "member", "user": user}
         if method == "getWebhookInfo":
             return {"url": "", "has_custom_certificate": False, "pending_update_count": 0}
         return True

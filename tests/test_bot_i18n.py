@@ -55,7 +55,8 @@ def test_compiled_catalogues_match_the_sources(lang):
                 if string:
                     assert mo.ngettext(m.id[0], m.id[1], n) == string, "run: python -m bot compile-locales"
         elif m.id and m.string:
-            assert mo.gettext(m.id) == m.string, "run: python -m bot compile-locales"
+            got = mo.pgettext(m.context, m.id) if m.context else mo.gettext(m.id)  # Mini App keys with their own
+            assert got == m.string, "run: python -m bot compile-locales"
 
 
 def test_language_from_telegram_code_and_fallback():
@@ -119,3 +120,25 @@ def test_rating_periods_in_words(lang, week, month):
         assert texts.period_label("2026-W49").replace("\u2009", " ") == week  # CLDR puts thin spaces
         assert texts.period_label("2026-11") == month
         assert texts.period_label("nonsense") == "nonsense"
+
+
+def test_the_mini_apps_texts_come_from_the_same_catalogues():
+    """One source of translations (issue 12 point 1): the Mini App's texts are generated from
+    the bot's gettext catalogues, so a term both use is one msgid, translated once."""
+    import json
+
+    from bot.__main__ import APP_TEXTS, APP_TEXTS_JS, app_texts_js
+
+    assert APP_TEXTS_JS.read_text(encoding="utf-8") == app_texts_js(), "run: python -m bot app-texts"
+    doc = json.loads(APP_TEXTS.read_text(encoding="utf-8"))
+    own = set(doc["own_context"])
+    shared = 0
+    for lang in ("cs", "ru"):
+        cat = catalog(lang)
+        for key, english in doc["texts"].items():
+            message = cat.get(english, context=key if key in own else None)
+            assert message is not None and message.string, (lang, key)
+        bot_ids = {m for m in code_msgids() if isinstance(m, str)}
+        shared = len(bot_ids & set(doc["texts"].values()))
+    assert shared >= 5  # e.g. the game names: written once for both
+    assert "const T = {" not in (ROOT / "webapp" / "static" / "i18n.js").read_text(encoding="utf-8")

@@ -121,7 +121,7 @@ async def test_every_message_in_a_forum_topic_carries_its_thread(fake_store, bot
     sent = api.sent_messages(GROUP)
     texts = [c.text for c in sent]
     for marker in ("Which game?", "new table", "the game begins", "won the round", "final table", "Commands",
-                   "Prší", "Best players", "Choose your language", "privately", "private chat",
+                   "Prší", "Best players", "Choose the language of this chat", "privately", "private chat",
                    "Too busy"):
         assert any(marker in t for t in texts), marker
     assert [c.params.get("message_thread_id") for c in sent] == [9] * len(sent)

@@ -625,7 +625,9 @@ async def test_prsi_match_end_to_end(redis_url: str) -> None:
 async def test_penki_game_with_callouts_end_to_end(redis_url: str) -> None:
     """A whole Penki game: Anna by clicks (turns, penalty cards and the callout buttons),
     the others by API; «ЗЕВОК!» called whenever a blunder leaves a window open,
-    «ОДНА КАРТА!» declared, and once not — so Anna catches it with «СКОЛЬКО КАРТ?».
+    «ОДНА КАРТА!» declared, and once not — so Anna catches it with «СКОЛЬКО КАРТ?». Midway
+    the service is SIGKILLed right after the webhook answered a command 200, and started
+    again: no move lost, the command answered exactly once, the page back by itself.
 
     The test reads the full state from Redis to know when a callout is due (the
     views, rightly, never tell), and lets the engine's computer player choose Anna's
@@ -674,12 +676,28 @@ async def test_penki_game_with_callouts_end_to_end(redis_url: str) -> None:
             else:
                 raise AssertionError(f"no click for {action}")
 
+        killed_at: tuple[float, float] | None = None
+        steps = 0
         try:
             for _ in range(3000):
                 table = await reader.get_table(d.table_id)
                 state = table.state
                 if state.over:
                     break
+                if killed_at is None and steps >= 30:
+                    # Mid-game: a command answered 200 by the webhook, then SIGKILL at once. The
+                    # update was kept before the 200 and is handled exactly once (here or after
+                    # the restart); no move is lost or invented; the page reconnects by itself.
+                    tops = len([t for t in d.group_texts() if "Best players" in t])
+                    assert await d.post_update(d.fb.message_update("/top", user=anna.tg, chat=d.group)) == 200
+                    killed_at = await d.restart()
+                    after = await d.table_view(anna)
+                    assert after["version"] == table.version, "the restart lost or invented moves"
+                    await d.api.wait_for(lambda t=tops: len([x for x in d.group_texts() if "Best players" in x]) > t,
+                                         timeout=60)
+                    await _page_at_version(page, after["version"], timeout=30)
+                    continue
+                steps += 1
                 wants = {p.seat: engine.computer_action(state, p.seat) for p in d.players}
                 anna_holds = len(engine.view(state, anna.seat)["hand"] or [])
                 step: tuple[Player, dict[str, Any]] | None = None
@@ -724,6 +742,9 @@ async def test_penki_game_with_callouts_end_to_end(redis_url: str) -> None:
 
         final = await d.table_view(anna)
         assert final["over"] and final["balances"] and final["places"], final
+        assert killed_at is not None, "the game ended before the restart"
+        await d.api.settle(quiet=0.5)
+        assert len([t for t in d.group_texts() if "Best players" in t]) == 1  # the kept update: once
         await _page_at_version(page, final["version"])
         await page.screenshot(path=str(OUT / "penki-final.png"))
         clicks = sum(n for k, n in done.items() if k.endswith(":click"))

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 import engine
 from engine.ratings import period_keys
 from store.common import ROUND_HOLD
+from store.models import language_of
 from webapp.auth import Identity
 from webapp.clock import stamp
 from webapp.errors import ApiError, dumps
@@ -189,8 +190,24 @@ async def _bot_username(app: web.Application) -> str | None:
 async def me(request: web.Request) -> web.Response:
     """``GET /api/me`` → ``{user: {id, name, username, language}, start_param}``."""
     who = await identify(request)
-    user = {"id": who.id, "name": who.name, "username": who.username, "language": who.language}
+    stored = await request.app[STORE].get_user(who.id)
+    language = stored.language if stored is not None and stored.language else language_of(who.language)
+    user = {"id": who.id, "name": who.name, "username": who.username, "language": language}
     return ok({"user": user, "start_param": who.start_param})
+
+
+class LanguageRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    language: str = Field(pattern="^(en|cs|ru)$")
+
+
+async def set_language(request: web.Request) -> web.Response:
+    """``POST /api/me/language`` with ``{"language": "en"|"cs"|"ru"}`` → ``{user}``: the caller's
+    explicit choice (the Mini App's switch), the same preference as ``/lang`` in the bot."""
+    who = await identify(request)
+    body: LanguageRequest = await read_model(request, LanguageRequest)
+    user = await request.app[STORE].set_language(who.id, body.language, name=who.name, username=who.username)
+    return ok({"user": {"id": who.id, "name": who.name, "username": who.username, "language": user.language}})
 
 
 async def session(request: web.Request) -> web.Response:
@@ -338,6 +355,7 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/api/config", config, name="config")
     app.router.add_get("/api/me", me, name="me")
     app.router.add_post("/api/session", session, name="session")
+    app.router.add_post("/api/me/language", set_language, name="language")
     app.router.add_get("/api/tables", my_tables, name="my_tables")
     app.router.add_get("/api/tables/{id}", get_table, name="table")
     app.router.add_post("/api/tables/{id}/actions", post_action, name="actions")

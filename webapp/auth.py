@@ -39,7 +39,6 @@ from urllib.parse import parse_qsl, urlencode
 
 from aiohttp import web
 
-from store import User
 from webapp.errors import ApiError
 
 MAX_INIT_DATA = 4096  # bytes; real initData is well under 1.5 KiB
@@ -304,7 +303,8 @@ class Authenticator:
         seen = self._seen.get(who.id)
         if seen and seen[0] == key and now - seen[1] < self.RESAVE:
             return
-        await self.store.save_user(User(id=who.id, name=who.name, username=who.username, language=who.language))
+        # the one precedence (store.languages): an explicit choice stays, else the code mapped
+        await self.store.seen_user(who.id, who.name, who.username, who.language)
         if len(self._seen) >= self.MAX_CACHE:
             self._seen.clear()
         self._seen[who.id] = (key, now)

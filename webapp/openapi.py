@@ -12,7 +12,7 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel
 
-from webapp.api import Action, ActionRequest
+from webapp.api import Action, ActionRequest, LanguageRequest
 from webapp.errors import dumps
 from webapp.local import LocalTableRequest, LoginRequest
 
@@ -21,7 +21,7 @@ REF = "#/components/schemas/{model}"
 
 def _schemas() -> dict[str, Any]:
     schemas: dict[str, Any] = {}
-    models: list[type[BaseModel]] = [Action, ActionRequest, LoginRequest, LocalTableRequest]
+    models: list[type[BaseModel]] = [Action, ActionRequest, LanguageRequest, LoginRequest, LocalTableRequest]
     for model in models:
         schema = model.model_json_schema(ref_template=REF)
         schemas.update(schema.pop("$defs", {}))
@@ -205,6 +205,14 @@ def document() -> dict[str, Any]:
                 "get": {
                     "summary": "The signed-in user",
                     "responses": {"200": _json({"type": "object"}), **_errors(401)},
+                }
+            },
+            "/api/me/language": {
+                "post": {
+                    "summary": "The caller's language (cs, ru, en), chosen explicitly: it beats Telegram's "
+                    "language code in the Mini App and in the bot, like /lang there",
+                    "requestBody": _body("LanguageRequest"),
+                    "responses": {"200": _json({"type": "object"}), **_errors(400, 401)},
                 }
             },
             "/api/session": {

@@ -156,7 +156,9 @@ async function signedIn() {
   try {
     const me = await api.me();
     state.user = me?.user || null;
-    if (!tg.languageCode && state.user?.language) setLanguage(state.user.language);
+    // the one preference (store.languages): an explicit choice (here or /lang in the bot), else
+    // Telegram's code mapped the bot's way; the server knows it
+    if (state.user?.language) setLanguage(state.user.language);
   } catch (e) {
     if (e.status === 401 && tg.local && (await relogin())) {
       return signedIn();
@@ -218,6 +220,18 @@ function goReplay(id) {
   showReplay(id);
 }
 
+/** The language switch: the same preference as /lang in the bot (it beats Telegram's code). */
+async function chooseLanguage(code) {
+  setLanguage(code);
+  try {
+    const res = await api.post("/api/me/language", { language: code });
+    if (res?.user) state.user = res.user;
+  } catch (e) {
+    toast(String(e.message || e), "error");
+  }
+  if (screen === "home") showHome();
+}
+
 function showHome() {
   screen = "home";
   removeHint();
@@ -231,6 +245,8 @@ function showHome() {
     onNew: tg.local ? newTable : null,
     onLeaderboard: () => showLeaderboard(),
     onRules: () => showRules("prsi"),
+    language: language(),
+    onLanguage: chooseLanguage,
     onSignOut: tg.local
       ? () => {
           try {

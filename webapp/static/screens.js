@@ -87,7 +87,21 @@ function tableListing(x) {
   ];
 }
 
-export function renderLobby(root, { user, onNew, onOpen, onLeaderboard, onRules, onSignOut, tables = null }) {
+const LANGUAGE_NAMES = [["cs", "Čeština"], ["ru", "Русский"], ["en", "English"]];
+
+/** Three buttons: the viewer's language (the current one pressed). */
+function languageSwitch(current, onLanguage) {
+  return h(
+    "div",
+    { class: "stack row language-switch", role: "group", "aria-label": t("language") },
+    LANGUAGE_NAMES.map(([code, name]) =>
+      h("button", { type: "button", class: "btn", lang: code, "data-lang": code, "aria-pressed": String(code === current),
+        onclick: () => onLanguage(code) }, name),
+    ),
+  );
+}
+
+export function renderLobby(root, { user, onNew, onOpen, onLeaderboard, onRules, onSignOut, onLanguage, language, tables = null }) {
   const counts = { prsi: [2, 3, 4, 5], penki: [2, 3, 4, 5, 6] };
   const switches = variantSwitches(); // Prší table variants
   const section = (game, label) => {
@@ -163,6 +177,7 @@ export function renderLobby(root, { user, onNew, onOpen, onLeaderboard, onRules,
         onRules ? h("button", { type: "button", class: "btn", id: "lobby-rules", onclick: onRules }, t("rules")) : null,
         onSignOut ? h("button", { type: "button", class: "btn", onclick: onSignOut }, t("sign_out")) : null,
       ),
+      onLanguage ? languageSwitch(language, onLanguage) : null,
     ),
   );
 }
