@@ -220,6 +220,6 @@ def check_answer(status: int, content_type: str, text: str, method: str = "GET",
         else:
             if api and not (isinstance(body, dict) and isinstance(body.get("error"), str)
                     and isinstance(body.get("detail"), str)
-                    and set(body) <= {"error", "detail", "retry_after"}):
+                    and set(body) <= {"error", "detail", "retry_after", "server_time"}):
                 problems.append(f"an error body of another shape: {text[:200]!r}")
     return problems
