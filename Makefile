@@ -10,7 +10,7 @@ PIP    := $(PY) -m pip install --disable-pip-version-check --progress-bar on
 RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test test-cluster bench lint system-deps install install-run redis clean
+.PHONY: run test test-cluster soak bench lint system-deps install install-run redis clean
 
 run: install-run
 	@echo "==> Starting Karty for local play (Ctrl+C stops it)"
@@ -25,6 +25,15 @@ test: system-deps install redis
 CLUSTER_TESTS ?= tests/test_store_*.py tests/test_webapp_limits.py $(wildcard tests/test_cluster*.py)
 test-cluster: system-deps install
 	$(PY) scripts/redis_cluster.py --primaries 3 --replicas 1 -- $(PY) -m pytest -q -m redis $(CLUSTER_TESTS) $(PYTEST_ARGS)
+
+# Long runs, not in make test (loopback only, bounded by pytest-timeout): the fuzzing of
+# tests/test_fuzz_api.py at 20 times make test's examples (over 100,000 requests), and the
+# hidden-information games of tests/test_hidden_info.py (1,000 of each game through the app's
+# payload builders, 40 through the service).
+soak: system-deps install redis
+	KARTY_FUZZ_SCALE=20 $(PY) -m pytest -q -p no:cacheprovider --timeout 14400 tests/test_fuzz_api.py
+	KARTY_HIDDEN_GAMES=40 KARTY_HIDDEN_BUILDER_GAMES=1000 $(PY) -m pytest -q -p no:cacheprovider \
+		--timeout 14400 tests/test_hidden_info.py
 
 bench: install
 	$(PY) -m pip install -q -e '.[bench]'

@@ -79,7 +79,7 @@ class WebhookHandler:
             return web.json_response({"ok": False, "error": "too large"}, status=413)
         try:
             raw = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # junk, or nested deeper than the parser goes
             self.refused += 1
             log.warning("webhook: body is not JSON (%s bytes); refused with 400", len(body))
             return web.json_response({"ok": False, "error": "body is not JSON"}, status=400)

@@ -26,7 +26,7 @@ from aiohttp import web
 from webapp import api, local, openapi, rematch, replays, ws
 from webapp.admission import Admission, admission_middleware
 from webapp.auth import Authenticator, new_local_key
-from webapp.errors import error_middleware
+from webapp.errors import error_middleware, quiet_malformed_requests
 from webapp.keys import ADMISSION, AUTH, LEASES, LIMITER, SETTINGS, SOCKETS, STORE
 from webapp.ratelimit import SharedBuckets, SocketLeases
 from webapp.settings import WebSettings
@@ -45,6 +45,7 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
     key made now (local play signs with it; without local play nothing can sign in).
     ``settings.run_worker`` runs ``store.run_worker`` (turn timers, computers) in the app.
     """
+    quiet_malformed_requests()  # a malformed request is one INFO line, not an ERROR with raw bytes
     # API bodies are limited to settings.client_max_size in webapp.api.read_body; the app's
     # own limit stays at least aiohttp's 1 MiB for the bot's webhook (updates can exceed 16 KiB).
     admission = Admission(settings.admit_limit, settings.admit_queue, settings.admit_wait)
@@ -146,10 +147,14 @@ async def static_file(request: web.Request) -> web.StreamResponse:
     """A file of ``webapp/static`` (no hidden files, nothing outside the folder); 404 otherwise."""
     rel = request.match_info["path"]
     parts = rel.split("/")
-    if any(not p or p.startswith(".") or "\\" in p for p in parts):
-        raise web.HTTPNotFound()
+    if any(not p or p.startswith(".") or "\\" in p or not p.isprintable() for p in parts):
+        raise web.HTTPNotFound()  # also NUL and other control characters (%00, %0a)
     root = STATIC_DIR
-    path = (root / rel).resolve()
-    if not path.is_relative_to(root) or not path.is_file():
+    try:
+        path = (root / rel).resolve()
+        found = path.is_relative_to(root) and path.is_file()
+    except (OSError, ValueError):  # a name too long, or one the OS refuses
+        found = False
+    if not found:
         raise web.HTTPNotFound()
     return _file_response(path)

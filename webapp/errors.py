@@ -10,6 +10,7 @@ raised                     status  ``error``
 ``engine.Rejected``        422     the engine's reason (``not_your_turn`` …)
 ``store.StoreError``       see     :data:`STORE_STATUS` (``stale`` 409, ``not_found`` 404 …)
 ``pydantic.ValidationError`` 400   ``bad_request``
+an unreadable body         400     ``bad_request`` (e.g. a false ``Content-Encoding``)
 ``web.HTTPException``      its     ``too_large`` (413), ``not_found`` (404),
                                    ``method_not_allowed`` (405) … (only under /api, /ws)
 Redis unreachable / slow   503     ``unavailable`` (with ``Retry-After``)
@@ -26,6 +27,8 @@ from typing import Any
 
 import pydantic
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestPayloadError
 
 from engine import Rejected
 from store import UNAVAILABLE, StoreError
@@ -127,13 +130,41 @@ async def error_middleware(
         if e.status < 400 or not _is_api(request):
             raise
         return json_error(e.status, HTTP_CODES.get(e.status, "error"), e.reason, _safe_headers(e))
+    except (RequestPayloadError, HttpProcessingError):  # e.g. a body that lies about its Content-Encoding
+        return json_error(400, "bad_request", "the request body could not be read")
     except UNAVAILABLE as e:
         # Also a Redis call over its time bound, or no pooled connection free in time.
         log.warning("redis unavailable: %s", e)
         return json_error(503, "unavailable", "storage unavailable, try again", RETRY_LATER, retry_after=1)
     except Exception:
-        log.exception("unhandled error in %s %s", request.method, request.path)
+        # the raw path, quoted: a decoded one could carry a newline (%0a) and forge log lines
+        log.exception("unhandled error in %s %r", request.method, request.raw_path[:300])
         return json_error(500, "internal", "internal error")
+
+
+class MalformedRequestFilter(logging.Filter):
+    """aiohttp's server logs every malformed request (a NUL in a header, a broken request
+    line, a body that is not the gzip it claims to be) at ERROR with a traceback quoting the
+    raw bytes. That is the client's error, which
+    aiohttp already answers with a 400: this filter turns such a record into one INFO line
+    naming the address and the kind of error, without the traceback or the raw text."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, (HttpProcessingError, RequestPayloadError)):
+            remote = record.args[0] if isinstance(record.args, tuple) and record.args else "a client"
+            code = getattr(exc, "code", 400)
+            record.levelno, record.levelname = logging.INFO, "INFO"
+            record.msg, record.args = "malformed HTTP request from %s: %s (%s)", (remote, code, type(exc).__name__)
+            record.exc_info = record.exc_text = None
+        return True
+
+
+def quiet_malformed_requests() -> None:
+    """Install :class:`MalformedRequestFilter` on ``aiohttp.server`` (once per process)."""
+    logger = logging.getLogger("aiohttp.server")
+    if not any(isinstance(f, MalformedRequestFilter) for f in logger.filters):
+        logger.addFilter(MalformedRequestFilter())
 
 
 def _safe_headers(e: web.HTTPException) -> dict[str, str]:

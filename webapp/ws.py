@@ -335,15 +335,21 @@ async def close_sockets(app: web.Application) -> None:
             await ws.close(code=WSCloseCode.GOING_AWAY, message=b"server shutdown")
 
 
+MAX_SINCE = 10**12  # far beyond any table's version; larger is junk
+
+
 def _since(value: Any) -> int | None:
+    """``since`` from an auth message (an int) or the query (digits); None when absent.
+
+    ``ValueError`` with a text fit for the client for anything else (``true``, ``1.5``,
+    ``Infinity``, ``"x"``, a negative or absurdly large number)."""
     if value is None or value == "":
         return None
-    if isinstance(value, bool):
-        raise ValueError("since must be an integer")
-    since = int(value)
-    if since < 0:
-        raise ValueError("since must be >= 0")
-    return since
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 13:
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SINCE:
+        raise ValueError("since must be a whole number of versions, 0 or more")
+    return value
 
 
 async def _fail(ws: web.WebSocketResponse, code: int, error: str, detail: str) -> web.WebSocketResponse:
@@ -370,8 +376,11 @@ async def _first_message(ws: web.WebSocketResponse, request: web.Request) -> tup
         if not isinstance(init_data, str):
             raise ApiError(401, "unauthorized", "init_data missing")
         since = _since(data.get("since"))
+    except RecursionError:  # nested deeper than the JSON parser goes
+        raise ApiError(400, "bad_message", "not a JSON auth message") from None
     except (ValueError, TypeError) as e:
-        raise ApiError(400, "bad_message", str(e)) from None
+        detail = str(e) if isinstance(e, ValueError) and not isinstance(e, json.JSONDecodeError) else ""
+        raise ApiError(400, "bad_message", detail or "not a JSON auth message") from None
     who = await request.app[AUTH].identify(init_data)
     return who, since
 
@@ -483,7 +492,7 @@ async def _read(ws: web.WebSocketResponse, client: Client, request: web.Request,
         try:
             data = json.loads(msg.data)
             kind = data.get("type") if isinstance(data, dict) else None
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
             kind = None
         if kind == "ping":
             if client.seat is not None:
