@@ -53,8 +53,10 @@ def embedded_redis():
 
 @pytest.fixture
 def server(embedded_redis, tmp_path: Path, monkeypatch):
-    monkeypatch.setenv("INIT_DATA_MAX_AGE", "3")  # initData lives 3 s here (24 h in Telegram)
-    monkeypatch.setenv("SESSION_TTL", "10")
+    # initData lives 20 s here (24 h in Telegram): long enough for a page to open on a
+    # saturated machine, short enough to wait out; the session outlives it.
+    monkeypatch.setenv("INIT_DATA_MAX_AGE", "20")
+    monkeypatch.setenv("SESSION_TTL", "120")
     srv = Server(embedded_redis.url, log_path=tmp_path / "webapp.log").start()
     yield srv
     srv.stop()
@@ -108,7 +110,6 @@ async def test_an_app_open_past_its_initdata_keeps_playing_then_says_reopen(serv
     from store import LobbySettings, Seat
     from webapp.auth import local_user_id
 
-    init_data = _post(server.url + "api/local/login", {"name": "Alice", "language": "en"})["init_data"]
     uid = local_user_id("Alice")
     table = None
     for seed in range(1, 200):
@@ -120,6 +121,8 @@ async def test_an_app_open_past_its_initdata_keeps_playing_then_says_reopen(serv
             table = t
             break
     assert table is not None
+    # signed now, just before the app opens: its 20 s start when the page does
+    init_data = _post(server.url + "api/local/login", {"name": "Alice", "language": "en"})["init_data"]
     ctx = await browser.new_context(viewport={"width": 390, "height": 844}, locale="en-US")
     await ctx.add_init_script(script=f"{TELEGRAM}({json.dumps([init_data, table.id])})")
     page = await ctx.new_page()
@@ -128,7 +131,7 @@ async def test_an_app_open_past_its_initdata_keeps_playing_then_says_reopen(serv
     await page.goto(server.url)
     await page.wait_for_selector(".prsi .hand .card")
     # the initData runs out (the server refuses it now) while the app stays open ...
-    for _ in range(200):
+    for _ in range(1200):  # a hang guard: it runs out 20 s after signing
         if _status(server.url + "api/me", init_data) == 401:
             break
         await asyncio.sleep(0.1)
