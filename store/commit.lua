@@ -1,12 +1,19 @@
--- commit.lua: compare-and-set one action of a game, in one round trip.
+-- commit.lua: commit one move of a game in one round trip (compare-and-set), and publish it.
+-- Only the table's own keys (one hash tag, one cluster slot):
 -- KEYS[1] table hash (fields version, doc)   KEYS[2] log list   KEYS[3] cids hash
--- ARGV[1] expected version   ARGV[2] new version   ARGV[3] new doc (JSON)
--- ARGV[4] log entry (JSON)   ARGV[5] '<seat>|<client_action_id>' or ''   ARGV[6] outcome (JSON) for that id
--- ARGV[7] TTL seconds for the three keys (48 h, or 7 days once the game is over)
--- ARGV[8] pub/sub channel    ARGV[9] message to publish
--- Returns {1, new version} committed; {0, current version} conflict (version moved on);
--- {2, outcome JSON} the client_action_id was already committed (nothing written);
--- {-1, 0} no such table (expired or never created).
+-- ARGV[1] expected version   ARGV[2] new version   ARGV[3] new doc (JSON, holds the move's events)
+-- ARGV[4] log entry: '<compact JSON>\t<events JSON>'   ARGV[5] '<seat>|<client_action_id>' or ''
+-- ARGV[6] TTL seconds for the keys (48 h, or 7 days once the game is over)
+-- ARGV[7] pub/sub channel   ARGV[8] '1' when this move ends the game, else '0'
+-- The message published is '<new version>|<new doc>': every process builds each seat's view
+-- from it without reading Redis. Once the game is over the log is compacted: every entry
+-- keeps its part before the tab (who did what, when, under which id); the events, which
+-- the engine derives again from the seed, are dropped.
+-- client_action_ids are remembered by version only (cids: '<seat>|<id>' -> version).
+-- Returns {1, new version} committed;
+--         {0, current version, current doc} conflict (the caller retries on that doc, no reload);
+--         {2, first version, its log entry, current doc} the id was already committed (nothing written);
+--         {-1, 0} no such table (expired or never created).
 local cur = redis.call('HGET', KEYS[1], 'version')
 if not cur then
   return {-1, 0}
@@ -14,22 +21,49 @@ end
 if ARGV[5] ~= '' then
   local first = redis.call('HGET', KEYS[3], ARGV[5])
   if first then
-    return {2, first}
+    local entry = false
+    local n = tonumber(first)
+    if n then
+      entry = redis.call('LINDEX', KEYS[2], n - 1)
+    end
+    return {2, first, entry, redis.call('HGET', KEYS[1], 'doc')}
   end
 end
 if cur ~= ARGV[1] then
-  return {0, tonumber(cur)}
+  return {0, tonumber(cur), redis.call('HGET', KEYS[1], 'doc')}
 end
 redis.call('HSET', KEYS[1], 'version', ARGV[2], 'doc', ARGV[3])
-redis.call('RPUSH', KEYS[2], ARGV[4])
-if ARGV[5] ~= '' then
-  redis.call('HSET', KEYS[3], ARGV[5], ARGV[6])
+if ARGV[8] == '1' then
+  local all = redis.call('LRANGE', KEYS[2], 0, -1)
+  all[#all + 1] = ARGV[4]
+  redis.call('DEL', KEYS[2])
+  local chunk = {}
+  for i = 1, #all do
+    local e = all[i]
+    local tab = string.find(e, '\t', 1, true)
+    if tab then
+      e = string.sub(e, 1, tab - 1)
+    end
+    chunk[#chunk + 1] = e
+    if #chunk == 500 then
+      redis.call('RPUSH', KEYS[2], unpack(chunk))
+      chunk = {}
+    end
+  end
+  if #chunk > 0 then
+    redis.call('RPUSH', KEYS[2], unpack(chunk))
+  end
+else
+  redis.call('RPUSH', KEYS[2], ARGV[4])
 end
-local ttl = tonumber(ARGV[7])
+if ARGV[5] ~= '' then
+  redis.call('HSET', KEYS[3], ARGV[5], ARGV[2])
+end
+local ttl = tonumber(ARGV[6])
 redis.call('EXPIRE', KEYS[1], ttl)
 redis.call('EXPIRE', KEYS[2], ttl)
 if redis.call('EXISTS', KEYS[3]) == 1 then
   redis.call('EXPIRE', KEYS[3], ttl)
 end
-redis.call('PUBLISH', ARGV[8], ARGV[9])
+redis.call('PUBLISH', ARGV[7], ARGV[2] .. '|' .. ARGV[3])
 return {1, tonumber(ARGV[2])}

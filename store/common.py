@@ -145,5 +145,7 @@ class StoreBase:
     _bucket: AsyncScript
     _sockets: AsyncScript
     _group_ready: bool
+    _followups: Any  # store.schedule.Batcher of schedule.lua follow-ups
+    live: Any  # store.live.Live: the tables this process knows
     _pending_done: set[str]
     brains: Any  # store.computers.Brains

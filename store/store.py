@@ -69,6 +69,7 @@ from store.inbox import Inbox
 from store.keys import Keys
 from store.languages import Languages
 from store.limits import Limits
+from store.live import Live
 from store.lobbies import Lobbies
 from store.notices import Notices
 from store.outbox import Outbox
@@ -76,7 +77,7 @@ from store.presence import Presence
 from store.ratings import Ratings
 from store.rematch import Rematches
 from store.replays import Replays
-from store.schedule import Schedule
+from store.schedule import Batcher, Schedule
 from store.tables import Tables
 from store.users import Users
 
@@ -131,6 +132,8 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         self._record = redis.register_script(_lua("record.lua"))
         self._bucket = redis.register_script(_lua("bucket.lua"))
         self._sockets = redis.register_script(_lua("sockets.lua"))
+        self._followups = Batcher(self._send_followups)
+        self.live = Live(self)
         self._group_ready = False
         self._pending_done: set[str] = set()
         self.brains = Brains()  # the expert's searches, off the event loop (store.computers)
@@ -202,6 +205,7 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         return len(taken)
 
     async def close(self) -> None:
-        """Close the Redis connection pool (and the expert's worker processes)."""
+        """Stop the live feed, close the Redis connection pool (and the expert's worker processes)."""
         self.brains.close()
+        await self.live.close()
         await self.redis.aclose()

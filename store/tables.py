@@ -40,6 +40,7 @@ from store.common import (
     log,
 )
 from store.computers import remember
+from store.live import Known
 from store.models import (
     PLAYER_LIMITS,
     ApplyResult,
@@ -48,6 +49,26 @@ from store.models import (
     StoreError,
     Table,
 )
+
+
+def _entry(raw: str) -> dict[str, Any]:
+    """A log entry from its stored form ``'<compact JSON>\t<events JSON>'`` (compacted: no tab)."""
+    head, tab, events = raw.partition("\t")
+    entry = json.loads(head)
+    if tab:
+        entry["events"] = json.loads(events)
+    else:
+        entry.setdefault("events", [])  # compacted (or an entry of the old, one-part form)
+    return entry
+
+
+def _entry_events(raw: str) -> list[dict[str, Any]] | None:
+    """The events of a stored log entry, or ``None`` when it was compacted."""
+    head, tab, events = raw.partition("\t")
+    if tab:
+        return json.loads(events)
+    old = json.loads(head).get("events")
+    return old or None
 
 
 class Tables(StoreBase):
@@ -155,9 +176,26 @@ class Tables(StoreBase):
             await self._set_due(doc, entries=entries)
 
     async def get_table(self, table_id: str) -> Table | None:
-        """The table (engine state loaded), or ``None`` when unknown or expired (S7)."""
+        """The table (engine state loaded) read from Redis, or ``None`` when unknown or expired (S7).
+
+        (The web app asks :meth:`store.live.Live.current` instead: the version this
+        process knows, kept fresh by the commits, without a read.)
+        """
         doc = await self._doc(table_id)
         return self._table(doc) if doc else None
+
+    async def current(self, table_id: str) -> Known | None:
+        """The table as this process knows it (:meth:`store.live.Live.current`): read once, then
+        kept fresh by the commits' pub/sub; ``None`` when unknown or expired."""
+        return await self.live.current(table_id)
+
+    async def watch(self, table_id: str, listener: Any) -> Known | None:
+        """Feed ``listener`` every version after the returned one (:meth:`store.live.Live.watch`)."""
+        return await self.live.watch(table_id, listener)
+
+    def unwatch(self, table_id: str, listener: Any) -> None:
+        """Stop feeding ``listener`` (:meth:`store.live.Live.unwatch`)."""
+        self.live.unwatch(table_id, listener)
 
     async def table_version(self, table_id: str) -> int | None:
         """The table's current version (one small read, no state loaded), or ``None`` when gone."""
@@ -187,12 +225,17 @@ class Tables(StoreBase):
         by: str = "player",
         *,
         now: float | None = None,
+        known: Known | None = None,
     ) -> ApplyResult:
         """Apply ``action`` by ``seat`` and commit it exactly once.
 
-        Load → ``engine.apply`` → ``commit.lua`` (compare-and-set on the version, log,
-        client_action_id, TTLs, publish) → on a conflict reload and retry. Then the
-        next due time, the outbox entries and, for a finished rated game, the ledger.
+        The move's path is one straight line: the engine on the known document (``known``,
+        else the one this process keeps fresh, :meth:`store.live.Live.peek`, else one read)
+        → ``commit.lua`` (compare-and-set on the version, log, client_action_id, TTLs and
+        the publish of the new document: one round trip) → this process's listeners at
+        once, other processes' from the publish → the follow-up (ledger of a finished
+        rated game, then outbox entries and next due time, batched: :mod:`store.schedule`).
+        A conflict answers with the current document, so a retry needs no reload.
 
         ``client_action_id``: a repeat of an id this seat already committed returns that
         first outcome with ``duplicate=True`` and applies nothing (rejected attempts are
@@ -220,28 +263,50 @@ class Tables(StoreBase):
             raise StoreError("invalid", "client_action_id longer than 200 characters")
         # Ids are per seat: another seat's action under the same id is not a retry.
         cid_field = f"{seat}|{cid}" if cid else ""
+        if known is None or known.doc["id"] != table_id:
+            known = self.live.peek(table_id)
+        fresh = False  # whether `known` was just read from Redis (not from this process's memory)
+        if known is None:
+            known, fresh = await self._read_known(table_id), True
         for attempt in range(MAX_TRIES):
-            pipe = self.redis.pipeline(transaction=False)
-            pipe.hget(self.keys.table(table_id), "doc")
-            pipe.hget(self.keys.cids(table_id), cid_field or "-")
-            raw, first = await pipe.execute()
-            if not raw:
-                raise StoreError("not_found", f"table {table_id}")
-            doc = json.loads(_s(raw))
-            if cid and first:
-                return self._duplicate(doc, json.loads(_s(first)))
+            doc = known.doc
             if expected_version is not None and expected_version != doc["version"]:
+                if expected_version > doc["version"] and not fresh:  # this process is behind
+                    known, fresh = await self._read_known(table_id), True
+                    continue
+                if cid:  # a retry of a committed move is a duplicate, not stale
+                    first = await self.redis.hget(self.keys.cids(table_id), cid_field)
+                    if first:
+                        return await self._duplicate(table_id, known, _s(first))
                 raise StoreError("stale", f"table is at version {doc['version']}")
-            state = engine.load(doc["state"])
-            outcome = engine.apply(state, seat, action)  # raises Rejected
+            try:
+                outcome = engine.apply(known.state, seat, action)
+            except Rejected:
+                # Judged on the version known here: a retry of a committed id, or a version
+                # this process has not seen yet, must not be refused for that.
+                if fresh and not cid:
+                    raise
+                pipe = self.redis.pipeline(transaction=False)
+                pipe.hget(self.keys.table(table_id), "version")
+                pipe.hget(self.keys.cids(table_id), cid_field or "-")
+                version, first = await pipe.execute()
+                if version is None:
+                    raise StoreError("not_found", f"table {table_id}") from None
+                if cid and first:
+                    return await self._duplicate(table_id, known, _s(first))
+                if int(_s(version)) == doc["version"]:
+                    raise
+                known, fresh = await self._read_known(table_id), True
+                continue
             t = self.clock() if now is None else now
             new = dict(doc)
             new["seats"] = [self._after_move(s, seat, by) for s in doc["seats"]]
             new_turns = self._plan(new, outcome.state, seat, t, self._hold(outcome.state, outcome.events),
-                                   remember(new, state, outcome.events))
+                                   remember(new, known.state, outcome.events))
             new["state"] = engine.dump(outcome.state)
             new["version"] = outcome.state.version
             new["ts"] = t
+            new["move"] = {"seat": seat, "by": by, "events": outcome.events}
             over = bool(outcome.state.over)
             if over:
                 new["ended"] = t
@@ -250,34 +315,62 @@ class Tables(StoreBase):
                     new["rated"] = False
                     new["unplayed"] = unplayed
             entry = {"version": new["version"], "seat": seat, "action": action, "by": by,
-                     "events": outcome.events, "ts": t, "cid": cid or None}
-            message = {"table": table_id, "version": new["version"], "seat": seat, "by": by,
-                       "events": outcome.events, "over": over}
+                     "ts": round(t, 3), "cid": cid or None}
             res = await self._commit(
                 keys=[self.keys.table(table_id), self.keys.log(table_id), self.keys.cids(table_id)],
-                args=[str(doc["version"]), new["version"], _dumps(new), _dumps(entry), cid_field,
-                      _dumps({"version": new["version"], "events": outcome.events}),
-                      FINISHED_TTL if over else TABLE_TTL, self.keys.events(table_id), _dumps(message)],
+                args=[str(doc["version"]), new["version"], _dumps(new),
+                      f"{_dumps(entry)}\t{_dumps(outcome.events)}", cid_field,
+                      FINISHED_TTL if over else TABLE_TTL, self.keys.events(table_id), "1" if over else "0"],
             )
             code = int(res[0])
             if code == 1:
-                table = self._table(new, outcome.state)
+                done = Known(new, outcome.state)
+                self.live.committed(done)  # this process's sockets, at once
                 try:
                     await self._after_commit(new, outcome.events, new_turns, t)
                 except Exception:  # committed: the move stands; Store.sweep redoes the follow-up
                     log.exception("follow-up of table %s version %s failed", table_id, new["version"])
-                return ApplyResult(version=new["version"], events=outcome.events, table=table)
+                return ApplyResult(version=new["version"], events=outcome.events, table=done.table)
             if code == 2:
-                return self._duplicate(await self._doc(table_id) or new, json.loads(_s(res[1])))
+                current = Known.parse(res[3]) if res[3] else known
+                return self._duplicate_result(current, _s(res[1]), res[2])
             if code == -1:
                 raise StoreError("not_found", f"table {table_id}")
             if expected_version is not None:
                 raise StoreError("stale", f"table moved on to version {int(res[1])}")
-            await asyncio.sleep(self._rng.uniform(0, 0.001 * min(attempt, 20)))
+            known, fresh = Known.parse(res[2]), True  # the conflict answered with the current doc
+            if attempt:
+                await asyncio.sleep(self._rng.uniform(0, 0.001 * min(attempt, 20)))
         raise StoreError("busy", f"table {table_id}")
 
-    def _duplicate(self, doc: dict[str, Any], first: dict[str, Any]) -> ApplyResult:
-        return ApplyResult(version=first["version"], events=first["events"], table=self._table(doc), duplicate=True)
+    async def _read_known(self, table_id: str) -> Known:
+        raw = await self.redis.hget(self.keys.table(table_id), "doc")
+        if not raw:
+            raise StoreError("not_found", f"table {table_id}")
+        return Known.parse(raw)
+
+    async def _duplicate(self, table_id: str, known: Known, first: str) -> ApplyResult:
+        """The first outcome of an already committed client_action_id (cids value ``first``)."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hget(self.keys.table(table_id), "doc")
+        if first.isdigit():
+            pipe.lindex(self.keys.log(table_id), int(first) - 1)
+        raw, *entry = await pipe.execute()
+        return self._duplicate_result(Known.parse(raw) if raw else known, first, entry[0] if entry else None)
+
+    @staticmethod
+    def _duplicate_result(current: Known, first: str, entry: Any) -> ApplyResult:
+        """``ApplyResult(duplicate=True)`` from a cids value (a version; before: the outcome
+        JSON) and that version's log entry (``None`` or compacted: events from the document
+        when it is that version, else none)."""
+        if not first.isdigit():  # written before ids were remembered by version
+            old = json.loads(first)
+            return ApplyResult(version=old["version"], events=old["events"], table=current.table, duplicate=True)
+        version = int(first)
+        events = _entry_events(_s(entry)) if entry else None
+        if events is None:
+            events = (current.move.get("events") or []) if current.version == version else []
+        return ApplyResult(version=version, events=events, table=current.table, duplicate=True)
 
     @staticmethod
     def _after_move(seat: dict[str, Any], actor: str, by: str) -> dict[str, Any]:
@@ -356,12 +449,14 @@ class Tables(StoreBase):
     async def log(self, table_id: str, since: int = 0) -> list[dict[str, Any]]:
         """Committed actions after version ``since``: ``{version, seat, action, by, events, ts, cid}``.
 
+        A finished table's log is compact (``commit.lua``): its entries' ``events`` are
+        ``[]`` (the engine derives them again from the seed, e.g. ``export_case``).
         ``StoreError("not_found")`` when the table is unknown or expired.
         """
         raw = await self.redis.lrange(self.keys.log(table_id), max(0, since), -1)
         if not raw and not await self.redis.exists(self.keys.table(table_id)):
             raise StoreError("not_found", f"table {table_id}")
-        return [json.loads(_s(r)) for r in raw]
+        return [_entry(_s(r)) for r in raw]
 
     async def export_case(self, table_id: str) -> dict[str, Any]:
         """The game as a replay case (conformance/FORMAT.md with ``seed``) for ``python -m engine replay``."""

@@ -138,11 +138,12 @@ def path_chat_id(request: web.Request) -> int:
         raise ApiError(400, "bad_request", "chat_id must be an integer") from None
 
 
-async def get_table_or_404(request: web.Request) -> Any:
-    table = await request.app[STORE].get_table(request.match_info["id"])
-    if table is None:
+async def known_or_404(request: web.Request) -> Any:
+    """The table as this process knows it (``store.current``: no Redis read once known), or 404."""
+    known = await request.app[STORE].current(request.match_info["id"])
+    if known is None:
         raise ApiError(404, "not_found", "no such table (or it expired)")
-    return table
+    return known
 
 
 # --- handlers ----------------------------------------------------------------------------
@@ -249,9 +250,9 @@ async def get_table(request: web.Request) -> web.Response:
     ``seat`` is the caller's seat or null (a spectator gets the public view). 404 ``not_found``.
     """
     who = await identify(request)
-    table = await get_table_or_404(request)
-    await check_table(request.app[STORE], table, who.id)
-    return ok(table_payload(table, table.seat_of(who.id)))
+    known = await known_or_404(request)
+    await check_table(request.app[STORE], known.table, who.id)
+    return ok(table_payload(known.table, known.seat_of(who.id)))
 
 
 async def post_action(request: web.Request) -> web.Response:
@@ -273,19 +274,20 @@ async def post_action(request: web.Request) -> web.Response:
             retry_after=round(wait, 3),
         )
     body: ActionRequest = await read_model(request, ActionRequest)
-    table = await get_table_or_404(request)
-    seat = table.seat_of(who.id)
+    known = await known_or_404(request)  # the same document the move is applied on
+    seat = known.seat_of(who.id)
     if seat is None:
         raise ApiError(403, "not_seated", "you have no seat at this table")
     if body.seat is not None and body.seat != seat:
         raise ApiError(403, "not_your_seat", "you may act only for your own seat")
     result = await request.app[STORE].apply(
-        table.id,
+        known.doc["id"],
         seat,
         body.action.as_engine(),
         client_action_id=body.client_action_id,
         expected_version=body.version,
         by="player",
+        known=known,
     )
     return ok(
         {

@@ -45,7 +45,6 @@ class WebSettings(BaseSettings):
     ws_heartbeat: float = Field(25.0, alias="WS_HEARTBEAT", description="protocol-level ping interval")
     ws_send_queue: int = Field(8, alias="WS_SEND_QUEUE", description="messages queued per socket before collapsing")
     ws_send_timeout: float = Field(15.0, alias="WS_SEND_TIMEOUT", description="a send stuck longer closes the socket")
-    ws_resync_seconds: float = Field(5.0, alias="WS_RESYNC_SECONDS", description="poll for versions pub/sub lost")
     ws_per_user: int = Field(12, alias="WS_PER_USER", description="open sockets per user (all processes)")
     presence_ttl: int = Field(30, alias="PRESENCE_TTL")
     presence_flush: float = Field(0.25, alias="PRESENCE_FLUSH", description="seconds between presence batches")

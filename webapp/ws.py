@@ -23,9 +23,10 @@ Protocol (JSON text frames):
   ``idle`` (4408), ``gone`` (4404: the table expired), ``too_many`` (4429: more than
   ``WS_PER_USER`` sockets of one user in this process), ``internal`` (1011).
 
-One subscription (``store.subscribe``) per table per process feeds every local socket
-of that table; each socket has its own bounded send queue and writer task, so a slow
-client never stalls its table. Sockets are tracked in the app and closed on shutdown.
+The store's live feed (:mod:`store.live`: one pub/sub connection per process, the
+commit's own document in each message) feeds one :class:`Feed` per table, which feeds
+every local socket of that table; each socket has its own bounded send queue and
+writer task, so a slow client never stalls its table. Sockets are tracked in the app and closed on shutdown.
 """
 
 from __future__ import annotations
@@ -184,143 +185,92 @@ def log_events(entries: list[dict[str, Any]], upto: int) -> tuple[list[dict[str,
 
 
 class Feed:
-    """One table's subscription, fanned out to the local :class:`Client` sockets.
+    """One table's local sockets, fed by the store's live feed (:mod:`store.live`).
 
-    Each pub/sub message triggers one ``get_table``; every client gets the view of its
-    seat (computed once per seat). Versions pub/sub missed (a reconnect, or commits
-    before the subscription was live) are caught up from ``store.log`` and by polling
-    the table version every ``resync`` seconds.
+    A listener of ``store.watch``: :meth:`deliver` is called once per version, in
+    order, with the new version's document already in memory (from this process's own
+    commit or the commit's pub/sub message): no Redis read. Each seat's message is
+    built and serialised once (:class:`Frames`) for all its sockets.
     """
 
-    def __init__(self, store: Any, table_id: str, resync: float) -> None:
-        self.store = store
+    def __init__(self, table_id: str) -> None:
         self.table_id = table_id
-        self.resync = resync
         self.clients: set[Client] = set()
         self.version = -1  # newest version fanned out
-        self._lock = asyncio.Lock()
-        self._task: asyncio.Task | None = None
+        self.watching: asyncio.Future | None = None  # store.watch, under way or done
 
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name=f"feed:{self.table_id}")
-
-    async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-
-    async def _run(self) -> None:
-        poller = asyncio.create_task(self._poll())
-        try:
-            backoff = 0.2
-            while True:
-                try:
-                    async for msg in self.store.subscribe(self.table_id):
-                        backoff = 0.2
-                        await self.publish(msg)
-                except asyncio.CancelledError:
-                    raise
-                except Exception as e:
-                    log.warning("feed %s: subscription failed: %s", self.table_id, e)
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 5.0)
-                await self.publish(None)  # catch up whatever the gap hid
-        finally:
-            poller.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await poller
-
-    async def _poll(self) -> None:
-        # The first pass comes soon: commits made while the subscription was being set up.
-        delay = min(self.resync, 0.5)
-        while True:
-            await asyncio.sleep(delay)
-            delay = self.resync
-            try:
-                await self.publish(None)
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:
-                log.warning("feed %s: resync failed: %s", self.table_id, e)
-
-    async def publish(self, msg: dict[str, Any] | None) -> None:
-        """Fan out the table's newest version (``msg``: the pub/sub message, None to resync)."""
-        async with self._lock:
-            if msg is not None and msg.get("version", 0) <= self.version:
-                return
-            if msg is None and self.version >= 0:  # a resync: load the table only when it moved on
-                version = await self.store.table_version(self.table_id)
-                if version is not None and version <= self.version:
-                    return
-            table = await self.store.get_table(self.table_id)
-            if table is None:
-                self._offer_all({"type": "error", "error": "gone", "detail": "the table expired"})
-                return
-            if table.version <= self.version:
-                return
-            if msg is not None and msg.get("version") == table.version and (
-                self.version < 0 or self.version == table.version - 1
-            ):
-                events, by = list(msg.get("events") or []), msg.get("by")
-            else:
-                # Versions came together (or pub/sub lost some): their events from the log.
-                base = self.version if self.version >= 0 else (msg["version"] - 1 if msg else table.version)
-                base = max(base, table.version - MAX_CATCHUP)
-                events, by = [], None
-                if base < table.version:
-                    entries = await self.store.log(self.table_id, since=base)
-                    events, by = log_events(entries, table.version)
-            self.version = table.version
-            frames = Frames(table, events, by)
-            for client in list(self.clients):
-                client.offer(*frames.get(client.seat))
-
-    def _offer_all(self, msg: dict[str, Any]) -> None:
+    def deliver(self, known: Any, events: list[dict[str, Any]], by: str | None, lagged: bool) -> None:
+        """Fan out ``known`` (a :class:`store.live.Known`) with the events since the last one."""
+        if known.version <= self.version:
+            return
+        self.version = known.version
+        frames = Frames(known.table, events, by)
         for client in list(self.clients):
-            client.offer(msg)
+            client.offer(*frames.get(client.seat))
+
+    def gone(self) -> None:
+        """The table expired: every socket is told and closed."""
+        for client in list(self.clients):
+            client.offer({"type": "error", "error": "gone", "detail": "the table expired"})
 
 
 class Hub:
-    """All :class:`Feed` s of this process: ``join`` starts a table's feed, the last ``leave`` stops it."""
+    """All :class:`Feed` s of this process: the first socket of a table starts watching it,
+    the last one to leave stops. ``per_user``: open sockets per user (``WS_PER_USER``)."""
 
-    def __init__(self, store: Any, resync: float = 5.0) -> None:
+    def __init__(self, store: Any) -> None:
         self.store = store
-        self.resync = resync
         self.feeds: dict[str, Feed] = {}
+        self.per_user: dict[int, int] = {}
 
     def count(self, user_id: int) -> int:
         """Open sockets of ``user_id`` in this process."""
-        return sum(1 for feed in self.feeds.values() for c in feed.clients if c.user_id == user_id)
+        return self.per_user.get(user_id, 0)
 
-    def join(self, table_id: str, client: Client) -> Feed:
+    async def feed(self, table_id: str) -> Feed:
+        """The table's feed, watching the table (started on first use)."""
         feed = self.feeds.get(table_id)
         if feed is None:
-            feed = self.feeds[table_id] = Feed(self.store, table_id, self.resync)
-            feed.start()
-        feed.clients.add(client)
+            feed = self.feeds[table_id] = Feed(table_id)
+            feed.watching = asyncio.ensure_future(self.store.watch(table_id, feed))
+        try:
+            await asyncio.shield(feed.watching)
+        except BaseException:
+            if self.feeds.get(table_id) is feed and not feed.clients:
+                del self.feeds[table_id]
+            raise
         return feed
 
-    async def leave(self, table_id: str, client: Client) -> None:
+    def join(self, feed: Feed, client: Client) -> None:
+        feed.clients.add(client)
+        self.per_user[client.user_id] = self.per_user.get(client.user_id, 0) + 1
+
+    def leave(self, table_id: str, client: Client) -> None:
         feed = self.feeds.get(table_id)
-        if feed is None:
+        if feed is None or client not in feed.clients:
             return
         feed.clients.discard(client)
+        left = self.per_user.get(client.user_id, 1) - 1
+        if left > 0:
+            self.per_user[client.user_id] = left
+        else:
+            self.per_user.pop(client.user_id, None)
         if not feed.clients:
             del self.feeds[table_id]
-            await feed.stop()
+            self.store.unwatch(table_id, feed)
 
     async def close(self) -> None:
         feeds, self.feeds = list(self.feeds.values()), {}
         for feed in feeds:
-            await feed.stop()
+            self.store.unwatch(feed.table_id, feed)
+        self.per_user.clear()
 
 
 async def hub_ctx(app: web.Application) -> AsyncIterator[None]:
     """cleanup_ctx: the :class:`Hub` and the batched :class:`~webapp.presence.Presence`
     writer for the app's lifetime; the feeds stopped and pending presence written at cleanup."""
     settings = app[SETTINGS]
-    app[HUB] = Hub(app[STORE], resync=settings.ws_resync_seconds)
+    app[HUB] = Hub(app[STORE])
     app[PRESENCE] = Presence(app[STORE], ttl=settings.presence_ttl, flush=settings.presence_flush)
     app[PRESENCE].start()
     yield
@@ -402,8 +352,7 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
             since = _since(request.query.get("since"))
         except ValueError as e:
             raise ApiError(400, "bad_request", str(e)) from None
-    table = await store.get_table(table_id)
-    if table is None:
+    if await store.current(table_id) is None:
         raise ApiError(404, "not_found", "no such table (or it expired)")
     ws = web.WebSocketResponse(
         heartbeat=settings.ws_heartbeat, max_msg_size=settings.ws_max_msg_size, autoping=True
@@ -445,34 +394,47 @@ async def _serve(
 ) -> None:
     app = request.app
     settings, store, hub = app[SETTINGS], app[STORE], app[HUB]
-    table = await store.get_table(table_id)
-    if table is None:
-        await _fail(ws, CLOSE_GONE, "gone", "the table expired")
-        return
-    seat = table.seat_of(who.id)
-    if seat is None and not await may_see_table(store, table, who.id):
-        await _fail(ws, CLOSE_FORBIDDEN, "not_in_chat", "only people in that chat see its tables")
-        return
-    client = Client(ws, who.id, seat, settings.ws_send_queue)
-    writer = asyncio.create_task(client.writer(settings.ws_send_timeout), name=f"ws-writer:{table_id}")
-    hub.join(table_id, client)
+    feed = await hub.feed(table_id)  # watching from here on: no version can fall in between
+    client: Client | None = None
+    writer: asyncio.Task | None = None
     try:
+        first = await store.current(table_id)
+        if first is not None and first.seat_of(who.id) is None and not await may_see_table(
+            store, first.table, who.id
+        ):
+            await _fail(ws, CLOSE_FORBIDDEN, "not_in_chat", "only people in that chat see its tables")
+            return
+        while True:
+            known = await store.current(table_id)
+            if known is None:
+                await _fail(ws, CLOSE_GONE, "gone", "the table expired")
+                return
+            events: list[dict[str, Any]] = []
+            by = None
+            if since is not None and 0 < known.version - since <= MAX_CATCHUP:
+                entries = await store.log(table_id, since=since)
+                events, by = log_events(entries, known.version)
+            newest = store.live.peek(table_id)
+            if newest is None or newest.version == known.version:
+                break  # nothing moved on while the log was read (else: again, on the newer one)
+        seat = known.seat_of(who.id)
+        client = Client(ws, who.id, seat, settings.ws_send_queue)
+        client.offer(*Frames(known.table, events, by).get(seat))  # the snapshot, then every version
+        hub.join(feed, client)
+        writer = asyncio.create_task(client.writer(settings.ws_send_timeout), name=f"ws-writer:{table_id}")
         if seat is not None:
             app[PRESENCE].touch(table_id, who.id)
-        # The snapshot, read after joining the feed so no version falls in between.
-        table = await store.get_table(table_id) or table
-        events: list[dict[str, Any]] = []
-        by = None
-        if since is not None and 0 < table.version - since <= MAX_CATCHUP:
-            entries = await store.log(table_id, since=since)
-            events, by = log_events(entries, table.version)
-        client.offer(state_message(table, seat, events, by))
         await _read(ws, client, request, table_id)
     finally:
-        await hub.leave(table_id, client)
-        writer.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await writer
+        if client is not None:
+            hub.leave(table_id, client)
+        elif table_id in hub.feeds and not hub.feeds[table_id].clients:
+            hub.feeds.pop(table_id)
+            store.unwatch(table_id, feed)
+        if writer is not None:
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await writer
 
 
 async def _read(ws: web.WebSocketResponse, client: Client, request: web.Request, table_id: str) -> None:
