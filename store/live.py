@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from typing import Any, Protocol
@@ -37,7 +36,7 @@ from typing import Any, Protocol
 from redis.asyncio.client import PubSub
 
 import engine
-from store.common import _s
+from store.common import _loads, _s
 from store.models import LobbySettings, Seat, Table
 
 log = logging.getLogger("karty.store.live")
@@ -67,7 +66,7 @@ class Known:
     @classmethod
     def parse(cls, raw: str | bytes) -> Known:
         """From the stored document's JSON text."""
-        return cls(json.loads(_s(raw)))
+        return cls(_loads(_s(raw)))
 
     @property
     def table(self) -> Table:
@@ -99,7 +98,7 @@ class Listener(Protocol):
 
 
 class _Entry:
-    __slots__ = ("channel", "known", "listeners", "pending", "ready", "table_id", "used")
+    __slots__ = ("channel", "deferred", "expect", "known", "listeners", "pending", "ready", "table_id", "used")
 
     def __init__(self, table_id: str, channel: str) -> None:
         self.table_id = table_id
@@ -109,6 +108,8 @@ class _Entry:
         self.pending: list[Known] | None = None  # while catching up: newer versions waiting
         self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()  # subscribed
         self.used = time.monotonic()
+        self.expect: int | None = None  # a version this process is committing right now
+        self.deferred: str | None = None  # its message, if it came before the commit's answer
 
 
 class _LivePubSub(PubSub):
@@ -185,11 +186,37 @@ class Live:
             entry.used = time.monotonic()
 
     # ------------------------------------------------------------------ news
+    def expect(self, table_id: str, version: int) -> None:
+        """This process is committing ``version``: should its message come before the
+        commit's answer, it is kept unparsed (:meth:`committed` has the document at hand)."""
+        entry = self.entries.get(table_id)
+        if entry is not None:
+            entry.expect = version
+
     def committed(self, known: Known) -> None:
         """This process committed ``known`` (called by ``Tables.apply``): fan it out here now."""
         entry = self.entries.get(known.doc["id"])
-        if entry is not None and entry.ready.done():
-            self._incoming(entry, known)
+        if entry is not None:
+            entry.expect, entry.deferred = None, None
+            if entry.ready.done():
+                self._incoming(entry, known)
+
+    def abandon(self, table_id: str, current: Known | None = None) -> None:
+        """The commit :meth:`expect` announced did not happen (a conflict answered with
+        ``current``, or an error): whatever was held back is delivered after all."""
+        entry = self.entries.get(table_id)
+        if entry is None:
+            return
+        deferred, entry.expect, entry.deferred = entry.deferred, None, None
+        if not entry.ready.done():
+            return
+        if current is not None:
+            self._incoming(entry, current)
+        if deferred is not None:
+            try:
+                self._incoming(entry, Known.parse(deferred))
+            except Exception:
+                log.exception("live: unreadable document of %s", table_id)
 
     def _on_message(self, channel: str, data: str) -> None:
         self.messages += 1
@@ -205,6 +232,9 @@ class Live:
         newest = entry.pending[-1].version if entry.pending else (entry.known.version if entry.known else -1)
         if version <= newest:
             return  # our own commit (already delivered) or an old one
+        if version == entry.expect:  # our own commit, its answer not read yet
+            entry.deferred = raw
+            return
         self.parsed += 1
         try:
             known = Known.parse(raw)

@@ -19,7 +19,6 @@ of that commit and the due time.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import secrets
 from collections.abc import Mapping
@@ -36,6 +35,7 @@ from store.common import (
     TABLE_TTL,
     StoreBase,
     _dumps,
+    _loads,
     _s,
     log,
 )
@@ -54,9 +54,9 @@ from store.models import (
 def _entry(raw: str) -> dict[str, Any]:
     """A log entry from its stored form ``'<compact JSON>\t<events JSON>'`` (compacted: no tab)."""
     head, tab, events = raw.partition("\t")
-    entry = json.loads(head)
+    entry = _loads(head)
     if tab:
-        entry["events"] = json.loads(events)
+        entry["events"] = _loads(events)
     else:
         entry.setdefault("events", [])  # compacted (or an entry of the old, one-part form)
     return entry
@@ -66,8 +66,8 @@ def _entry_events(raw: str) -> list[dict[str, Any]] | None:
     """The events of a stored log entry, or ``None`` when it was compacted."""
     head, tab, events = raw.partition("\t")
     if tab:
-        return json.loads(events)
-    old = json.loads(head).get("events")
+        return _loads(events)
+    old = _loads(head).get("events")
     return old or None
 
 
@@ -204,7 +204,7 @@ class Tables(StoreBase):
 
     async def _doc(self, table_id: str) -> dict[str, Any] | None:
         raw = await self.redis.hget(self.keys.table(table_id), "doc")
-        return json.loads(_s(raw)) if raw else None
+        return _loads(_s(raw)) if raw else None
 
     def _table(self, doc: dict[str, Any], state: Any = None) -> Table:
         return Table(
@@ -316,13 +316,21 @@ class Tables(StoreBase):
                     new["unplayed"] = unplayed
             entry = {"version": new["version"], "seat": seat, "action": action, "by": by,
                      "ts": round(t, 3), "cid": cid or None}
-            res = await self._commit(
-                keys=[self.keys.table(table_id), self.keys.log(table_id), self.keys.cids(table_id)],
-                args=[str(doc["version"]), new["version"], _dumps(new),
-                      f"{_dumps(entry)}\t{_dumps(outcome.events)}", cid_field,
-                      FINISHED_TTL if over else TABLE_TTL, self.keys.events(table_id), "1" if over else "0"],
-            )
+            self.live.expect(table_id, new["version"])
+            try:
+                res = await self._commit(
+                    keys=[self.keys.table(table_id), self.keys.log(table_id), self.keys.cids(table_id)],
+                    args=[str(doc["version"]), new["version"], _dumps(new),
+                          f"{_dumps(entry)}\t{_dumps(outcome.events)}", cid_field,
+                          FINISHED_TTL if over else TABLE_TTL, self.keys.events(table_id), "1" if over else "0"],
+                )
+            except BaseException:
+                self.live.abandon(table_id)
+                raise
             code = int(res[0])
+            if code != 1:
+                current = Known.parse(res[2 if code == 0 else 3]) if code in (0, 2) and res[-1] else None
+                self.live.abandon(table_id, current)
             if code == 1:
                 done = Known(new, outcome.state)
                 self.live.committed(done)  # this process's sockets, at once
@@ -332,13 +340,12 @@ class Tables(StoreBase):
                     log.exception("follow-up of table %s version %s failed", table_id, new["version"])
                 return ApplyResult(version=new["version"], events=outcome.events, table=done.table)
             if code == 2:
-                current = Known.parse(res[3]) if res[3] else known
-                return self._duplicate_result(current, _s(res[1]), res[2])
+                return self._duplicate_result(current or known, _s(res[1]), res[2])
             if code == -1:
                 raise StoreError("not_found", f"table {table_id}")
             if expected_version is not None:
                 raise StoreError("stale", f"table moved on to version {int(res[1])}")
-            known, fresh = Known.parse(res[2]), True  # the conflict answered with the current doc
+            known, fresh = current, True  # the conflict answered with the current document
             if attempt:
                 await asyncio.sleep(self._rng.uniform(0, 0.001 * min(attempt, 20)))
         raise StoreError("busy", f"table {table_id}")
@@ -364,7 +371,7 @@ class Tables(StoreBase):
         JSON) and that version's log entry (``None`` or compacted: events from the document
         when it is that version, else none)."""
         if not first.isdigit():  # written before ids were remembered by version
-            old = json.loads(first)
+            old = _loads(first)
             return ApplyResult(version=old["version"], events=old["events"], table=current.table, duplicate=True)
         version = int(first)
         events = _entry_events(_s(entry)) if entry else None

@@ -23,7 +23,7 @@ from store.models import language_of
 from webapp.auth import Identity
 from webapp.clock import stamp
 from webapp.errors import ApiError, dumps
-from webapp.keys import AUTH, LIMITER, SETTINGS, STORE
+from webapp.keys import AUTH, HUB, LIMITER, SETTINGS, STORE
 from webapp.privacy import check_chat, check_table
 
 PERIODS = ("week", "month")
@@ -289,11 +289,13 @@ async def post_action(request: web.Request) -> web.Response:
         by="player",
         known=known,
     )
+    feed = request.app[HUB].feeds.get(known.doc["id"])  # the sockets' view of it, if made here
+    view = feed.view(result.version, seat) if feed is not None else None
     return ok(
         {
             "version": result.version,
             "events": result.events,
-            "view": engine.view(result.table.state, seat),
+            "view": engine.view(result.table.state, seat) if view is None else view,
             "deadline": result.table.deadline,
             "duplicate": result.duplicate,
         }

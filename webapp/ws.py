@@ -198,13 +198,20 @@ class Feed:
         self.clients: set[Client] = set()
         self.version = -1  # newest version fanned out
         self.watching: asyncio.Future | None = None  # store.watch, under way or done
+        self.frames: Frames | None = None  # the newest version's messages
+
+    def view(self, version: int, seat: str | None) -> dict[str, Any] | None:
+        """``seat``'s view of ``version`` if that is the newest one fanned out (built once)."""
+        if self.frames is None or self.version != version:
+            return None
+        return self.frames.get(seat)[0]["view"]
 
     def deliver(self, known: Any, events: list[dict[str, Any]], by: str | None, lagged: bool) -> None:
         """Fan out ``known`` (a :class:`store.live.Known`) with the events since the last one."""
         if known.version <= self.version:
             return
         self.version = known.version
-        frames = Frames(known.table, events, by)
+        frames = self.frames = Frames(known.table, events, by)
         for client in list(self.clients):
             client.offer(*frames.get(client.seat))
 
