@@ -5,8 +5,9 @@
 -- ARGV[4] log entry: '<compact JSON>\t<events JSON>'   ARGV[5] '<seat>|<client_action_id>' or ''
 -- ARGV[6] TTL seconds for the keys (48 h, or 7 days once the game is over)
 -- ARGV[7] pub/sub channel   ARGV[8] '1' when this move ends the game, else '0'
--- The message published is '<new version>|<new doc>': every process builds each seat's view
--- from it without reading Redis. Once the game is over the log is compacted: every entry
+-- ARGV[9], ARGV[10] the message's head and tail: ARGV[9] .. new doc .. ARGV[10] is published
+-- (store.live.pack: the version, the document and each seat's ready state message), so every
+-- process feeds its sockets without reading Redis and without making those messages again. Once the game is over the log is compacted: every entry
 -- keeps its part before the tab (who did what, when, under which id); the events, which
 -- the engine derives again from the seed, are dropped.
 -- client_action_ids are remembered by version only (cids: '<seat>|<id>' -> version).
@@ -65,5 +66,5 @@ redis.call('EXPIRE', KEYS[2], ttl)
 if redis.call('EXISTS', KEYS[3]) == 1 then
   redis.call('EXPIRE', KEYS[3], ttl)
 end
-redis.call('PUBLISH', ARGV[7], ARGV[2] .. '|' .. ARGV[3])
+redis.call('PUBLISH', ARGV[7], ARGV[9] .. ARGV[3] .. ARGV[10])
 return {1, tonumber(ARGV[2])}

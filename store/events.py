@@ -1,27 +1,28 @@
 """Live events: each commit publishes its new document on the table's pub/sub channel.
 
-The message is ``"<version>|<document JSON>"`` (``commit.lua``); the document's ``move``
-is ``{seat, by, events}``. The web app reads these through :mod:`store.live` (one
+The message is the new version, its document and each seat's ready state message
+(:func:`store.live.pack`, ``commit.lua``); the document's ``move`` is ``{seat, by, events}``. The web app reads these through :mod:`store.live` (one
 connection per process for every table); :meth:`Events.subscribe` is the simple form
 for one table (tools, tests).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 from store.common import (
     StoreBase,
+    _loads,
     _s,
 )
+from store.live import unpack
 
 
 def commit_message(data: str) -> dict[str, Any]:
     """``{table, version, seat, by, events, over, doc}`` of one published commit."""
-    _, _, raw = _s(data).partition("|")
-    doc = json.loads(raw)
+    _, raw, _ = unpack(_s(data))
+    doc = _loads(raw)
     move = doc.get("move") or {}
     return {"table": doc["id"], "version": doc["version"], "seat": move.get("seat"), "by": move.get("by"),
             "events": move.get("events") or [], "over": "ended" in doc, "doc": doc}

@@ -12,17 +12,20 @@ A move's path is one straight line (DESIGN.md, issue 11):
   process knows; a table is subscribed when first asked for (:meth:`Live.current`,
   :meth:`Live.watch`) and dropped once nothing listens and it was not used for
   :data:`IDLE` seconds (checked by the reader itself, not a timer per table).
-* **The message is the commit**: ``"<version>|<document JSON>"``, the document holding
-  the move's ``{seat, by, events}`` as ``move``. Every process builds each seat's
-  view from it without reading Redis; the process that committed skips its own echo
-  by the version prefix alone, without parsing.
+* **The message is the commit** (:func:`pack`): the new version, its document (holding
+  the move's ``{seat, by, events}`` as ``move``) and each seat's ready state message,
+  rendered and serialised once by the committing process (:attr:`Live.render`, set by
+  the web app). Other processes send those texts to their sockets as they are, and
+  parse the document only when they need it (a move posted to them, a new socket);
+  the process that committed skips its own echo by the version prefix alone.
 * **Resync only after a real gap**: a version more than one ahead of the known one
   reads the missing events from the log (one ``LRANGE``); a reconnect of the pub/sub
   connection re-reads every known table once. Nothing polls.
 
-Listeners are objects with ``deliver(known, events, by, lagged)`` (called in version
-order, never twice for a version, synchronously from the reader or the committing
-call) and ``gone()`` (the table expired). :class:`Known` is immutable once made.
+Listeners are objects with ``deliver(known, events, by, lagged, texts)`` (called in
+version order, never twice for a version, synchronously from the reader or the
+committing call; ``events``/``by`` None mean the move's own, ``known.move``; ``texts``
+the ready seat messages, if any) and ``gone()`` (the table expired).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from redis.asyncio.client import PubSub
@@ -55,18 +59,35 @@ class Known:
     state; ``version``; :meth:`table` the :class:`~store.models.Table` (built once).
     """
 
-    __slots__ = ("_table", "doc", "state", "version")
+    __slots__ = ("_doc", "_raw", "_state", "_table", "rendered", "version")
 
-    def __init__(self, doc: dict[str, Any], state: Any = None) -> None:
-        self.doc = doc
-        self.state = engine.load(doc["state"]) if state is None else state
-        self.version: int = doc["version"]
+    def __init__(self, doc: dict[str, Any] | None = None, state: Any = None, *,
+                 raw: str | None = None, version: int | None = None) -> None:
+        self._doc = doc
+        self._raw = raw  # the document's JSON text, parsed on first use (a message's)
+        self._state = state
+        self.version: int = doc["version"] if doc is not None else int(version)  # type: ignore[arg-type]
         self._table: Table | None = None
+        self.rendered: Any = None  # what Live.render made of this version (the web app's)
 
     @classmethod
     def parse(cls, raw: str | bytes) -> Known:
         """From the stored document's JSON text."""
         return cls(_loads(_s(raw)))
+
+    @property
+    def doc(self) -> dict[str, Any]:
+        """The stored document (parsed on first use)."""
+        if self._doc is None:
+            self._doc = _loads(self._raw)  # type: ignore[arg-type]
+        return self._doc
+
+    @property
+    def state(self) -> Any:
+        """The engine state (loaded on first use)."""
+        if self._state is None:
+            self._state = engine.load(self.doc["state"])
+        return self._state
 
     @property
     def table(self) -> Table:
@@ -91,8 +112,39 @@ class Known:
         return self.doc.get("move") or {}
 
 
+#: ``render(known, events, by)`` → ``{seat: text}``: each seat's message of a version,
+#: made once by the committing process and carried by the commit's message to all.
+Render = Callable[[Known, list, str | None], dict[str, str]]
+
+
+def pack(version: int, doc: str, texts: dict[str, str] | None) -> tuple[str, str]:
+    """The commit message's head and tail around the document: ``head + doc + tail`` is
+    ``"<version>|<len(doc)>|<seat>:<len>;…|<doc><text>…"`` (lengths in characters)."""
+    texts = texts or {}
+    index = ";".join(f"{seat}:{len(text)}" for seat, text in texts.items())
+    return f"{version}|{len(doc)}|{index}|", "".join(texts.values())
+
+
+def unpack(data: str) -> tuple[int, str, dict[str, str]]:
+    """``(version, document text, {seat: text})`` of a commit message (:func:`pack`)."""
+    head, _, rest = data.partition("|")
+    size, _, rest = rest.partition("|")
+    index, _, body = rest.partition("|")
+    n = int(size)
+    texts: dict[str, str] = {}
+    pos = n
+    if index:
+        for part in index.split(";"):
+            seat, _, length = part.rpartition(":")
+            end = pos + int(length)
+            texts[seat] = body[pos:end]
+            pos = end
+    return int(head), body[:n], texts
+
+
 class Listener(Protocol):
-    def deliver(self, known: Known, events: list[dict[str, Any]], by: str | None, lagged: bool) -> None: ...
+    def deliver(self, known: Known, events: list[dict[str, Any]], by: str | None, lagged: bool,
+                texts: dict[str, str] | None = None) -> None: ...
 
     def gone(self) -> None: ...
 
@@ -139,6 +191,7 @@ class Live:
         self._connects = 0
         self._closed = False
         self._tasks: set[asyncio.Task] = set()
+        self.render: Render | None = None  # set by the web app: each seat's message, made once
         self.messages = 0  # pub/sub messages received (benchmarks, tests)
         self.parsed = 0  # of those, parsed (the rest were this process's own commits or old)
         self.resyncs = 0  # tables read again after a gap or a reconnect
@@ -193,13 +246,13 @@ class Live:
         if entry is not None:
             entry.expect = version
 
-    def committed(self, known: Known) -> None:
+    def committed(self, known: Known, texts: dict[str, str] | None = None) -> None:
         """This process committed ``known`` (called by ``Tables.apply``): fan it out here now."""
         entry = self.entries.get(known.doc["id"])
         if entry is not None:
             entry.expect, entry.deferred = None, None
             if entry.ready.done():
-                self._incoming(entry, known)
+                self._incoming(entry, known, texts)
 
     def abandon(self, table_id: str, current: Known | None = None) -> None:
         """The commit :meth:`expect` announced did not happen (a conflict answered with
@@ -214,16 +267,17 @@ class Live:
             self._incoming(entry, current)
         if deferred is not None:
             try:
-                self._incoming(entry, Known.parse(deferred))
+                version, doc, texts = unpack(deferred)
+                self._incoming(entry, Known(raw=doc, version=version), texts)
             except Exception:
-                log.exception("live: unreadable document of %s", table_id)
+                log.exception("live: unreadable message of %s", table_id)
 
     def _on_message(self, channel: str, data: str) -> None:
         self.messages += 1
         entry = self.by_channel.get(channel)
         if entry is None:
             return
-        head, _, raw = data.partition("|")
+        head, _, _ = data.partition("|")
         try:
             version = int(head)
         except ValueError:
@@ -233,17 +287,18 @@ class Live:
         if version <= newest:
             return  # our own commit (already delivered) or an old one
         if version == entry.expect:  # our own commit, its answer not read yet
-            entry.deferred = raw
+            entry.deferred = data
             return
         self.parsed += 1
         try:
-            known = Known.parse(raw)
+            version, doc, texts = unpack(data)
         except Exception:
-            log.exception("live: unreadable document on %s", channel)
+            log.exception("live: unreadable message on %s", channel)
             return
-        self._incoming(entry, known)
+        # The document is parsed only when needed: the seats' messages are ready-made.
+        self._incoming(entry, Known(raw=doc, version=version), texts)
 
-    def _incoming(self, entry: _Entry, known: Known) -> None:
+    def _incoming(self, entry: _Entry, known: Known, texts: dict[str, str] | None = None) -> None:
         """A version of ``entry`` arrived (commit, message, read): deliver in order, or catch up."""
         if entry.pending is not None:
             if known.version > (entry.pending[-1].version if entry.pending else -1):
@@ -254,9 +309,9 @@ class Live:
             return
         if have is None or known.version == have.version + 1 or not entry.listeners:
             entry.known = known
-            move = known.move
-            if have is not None:
-                self._deliver(entry, known, list(move.get("events") or []), move.get("by"), False)
+            if have is not None and entry.listeners:
+                # events/by None: the move's own (``known.move``), read only if a message must be made here
+                self._deliver(entry, known, None, None, False, texts)
             return
         entry.pending = [known]  # a skipped version: its events come from the log
         self._spawn(self._catch_up(entry))
@@ -286,10 +341,11 @@ class Live:
         finally:
             entry.pending = None
 
-    def _deliver(self, entry: _Entry, known: Known, events: list, by: str | None, lagged: bool) -> None:
+    def _deliver(self, entry: _Entry, known: Known, events: list, by: str | None, lagged: bool,
+                 texts: dict[str, str] | None = None) -> None:
         for listener in list(entry.listeners):
             try:
-                listener.deliver(known, events, by, lagged)
+                listener.deliver(known, events, by, lagged, texts)
             except Exception:
                 log.exception("live: a listener of %s failed", entry.table_id)
 

@@ -40,7 +40,7 @@ from store.common import (
     log,
 )
 from store.computers import remember
-from store.live import Known
+from store.live import Known, pack
 from store.models import (
     PLAYER_LIMITS,
     ApplyResult,
@@ -316,13 +316,18 @@ class Tables(StoreBase):
                     new["unplayed"] = unplayed
             entry = {"version": new["version"], "seat": seat, "action": action, "by": by,
                      "ts": round(t, 3), "cid": cid or None}
+            done = Known(new, outcome.state)
+            texts = self.live.render(done, outcome.events, by) if self.live.render is not None else None
+            doc_text = _dumps(new)
+            head, tail = pack(new["version"], doc_text, texts)
             self.live.expect(table_id, new["version"])
             try:
                 res = await self._commit(
                     keys=[self.keys.table(table_id), self.keys.log(table_id), self.keys.cids(table_id)],
-                    args=[str(doc["version"]), new["version"], _dumps(new),
+                    args=[str(doc["version"]), new["version"], doc_text,
                           f"{_dumps(entry)}\t{_dumps(outcome.events)}", cid_field,
-                          FINISHED_TTL if over else TABLE_TTL, self.keys.events(table_id), "1" if over else "0"],
+                          FINISHED_TTL if over else TABLE_TTL, self.keys.events(table_id), "1" if over else "0",
+                          head, tail],
                 )
             except BaseException:
                 self.live.abandon(table_id)
@@ -332,8 +337,7 @@ class Tables(StoreBase):
                 current = Known.parse(res[2 if code == 0 else 3]) if code in (0, 2) and res[-1] else None
                 self.live.abandon(table_id, current)
             if code == 1:
-                done = Known(new, outcome.state)
-                self.live.committed(done)  # this process's sockets, at once
+                self.live.committed(done, texts)  # this process's sockets, at once
                 try:
                     await self._after_commit(new, outcome.events, new_turns, t)
                 except Exception:  # committed: the move stands; Store.sweep redoes the follow-up

@@ -182,7 +182,8 @@ async def test_a_versions_state_message_is_built_once_per_seat_and_shared(store,
         return real_view(state, seat)
 
     monkeypatch.setattr(webapp.ws.engine, "view", counting)
-    frames = Frames(table, [], None)
+    known = await store.current(table.id)
+    frames = Frames(known, [], None)
     clients = [Client(None, ANN, f"u{ANN}", 4) for _ in range(3)] + [Client(None, BOB, f"u{BOB}", 4)]
     clients += [Client(None, 999, None, 4) for _ in range(2)]
     for client in clients:
@@ -275,3 +276,42 @@ async def test_the_pool_is_bounded_and_a_call_waiting_too_long_fails_as_unavaila
         assert await store.ping()  # and the pool recovers
     finally:
         await store.close()
+
+
+async def test_another_process_sends_the_committers_ready_messages_without_parsing_the_table(
+    store, store_factory
+):
+    """The committing process makes each seat's message once; a process that only watches
+    sends those texts as they are: it neither parses the document nor builds a view."""
+    import engine
+    from webapp.ws import Feed, render
+
+    seats = [Seat(seat=f"u{u}", user_id=u, name=f"P{u}") for u in (ANN, BOB)]
+    table = await store.create_table(game="prsi", seats=seats, settings=LobbySettings(players=2, turn_seconds=None))
+    watcher = await store_factory()
+    for st in (store, watcher):
+        st.live.render = render
+    feed = Feed(table.id)
+    client = Client(None, ANN, f"u{ANN}", 8)
+    feed.clients.add(client)
+    await watcher.watch(table.id, feed)
+    committer_feed = Feed(table.id)
+    await store.watch(table.id, committer_feed)
+    committer_client = Client(None, ANN, f"u{ANN}", 8)
+    committer_feed.clients.add(committer_client)
+    state = table.state
+    mover = engine.awaiting(state)[0]
+    res = await store.apply(table.id, mover, engine.computer_action(state, mover))
+    for _ in range(500):
+        if not client.queue.empty():
+            break
+        await asyncio.sleep(0.01)
+    msg, text = client.queue.get_nowait()
+    _, mine = committer_client.queue.get_nowait()
+    assert msg.get("lazy") and text == mine  # the very message the committer made
+    got = json.loads(text)
+    assert got["version"] == res.version and got["events"] == res.events and got["by"] == "player"
+    assert got["view"] == engine.view(res.table.state, f"u{ANN}")
+    known = watcher.live.peek(table.id)
+    assert known.version == res.version and known._doc is None and known._state is None
+    assert known.table.version == res.version  # parsed when asked for

@@ -38,6 +38,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+import orjson
 from aiohttp import WSCloseCode, WSMsgType, web
 
 import engine
@@ -89,14 +90,16 @@ class Client:
         try:
             self.queue.put_nowait((msg, text))
         except asyncio.QueueFull:
-            self._collapse(msg)
+            self._collapse(orjson.loads(text) if msg.get("lazy") else msg)  # type: ignore[arg-type]
 
     def _collapse(self, msg: dict[str, Any]) -> None:
         others: list[dict[str, Any]] = []
         events: list[dict[str, Any]] = []
         newest: dict[str, Any] | None = None
         while not self.queue.empty():
-            queued, _ = self.queue.get_nowait()
+            queued, text = self.queue.get_nowait()
+            if queued.get("lazy"):  # a ready-made text: its message is needed now
+                queued = orjson.loads(text)  # type: ignore[arg-type]
             if queued.get("type") == "state":
                 events.extend(queued.get("events") or [])
                 newest = queued
@@ -152,24 +155,57 @@ def state_message(
 class Frames:
     """One version's state messages, built and serialised once per seat, for every socket.
 
-    ``frames.get(seat)`` → ``(message, text)`` for :meth:`Client.offer`.
+    ``known``: the version (:class:`store.live.Known`); ``events``/``by``: what the
+    messages carry (None: the move's own); ``texts``: messages already made by the
+    committing process (carried by the commit's pub/sub message), sent as they are.
+    ``frames.get(seat)`` → ``(message, text)`` for :meth:`Client.offer` (``message``
+    is a stub ``{type, version, lazy}`` for a ready-made text).
     """
 
-    __slots__ = ("_by", "_events", "_out", "_seats", "_table")
+    __slots__ = ("_by", "_events", "_known", "_out", "_seats", "_texts")
 
-    def __init__(self, table: Any, events: list[dict[str, Any]], by: str | None) -> None:
-        self._table, self._events, self._by = table, events, by
+    def __init__(self, known: Any, events: list[dict[str, Any]] | None = None, by: str | None = None,
+                 texts: dict[str, str] | None = None) -> None:
+        self._known, self._events, self._by, self._texts = known, events, by, texts or {}
         self._seats: list[dict[str, Any]] | None = None
         self._out: dict[str | None, tuple[dict[str, Any], str]] = {}
 
     def get(self, seat: str | None) -> tuple[dict[str, Any], str]:
         got = self._out.get(seat)
         if got is None:
-            if self._seats is None:
-                self._seats = [s.model_dump() for s in self._table.seats]
-            msg = state_message(self._table, seat, self._events, self._by, self._seats)
-            got = self._out[seat] = (msg, dumps(msg))
+            text = self._texts.get(seat) if seat is not None else None
+            if text is not None:
+                got = ({"type": "state", "version": self._known.version, "lazy": True}, text)
+            else:
+                got = self._make(seat)
+            self._out[seat] = got
         return got
+
+    def _make(self, seat: str | None) -> tuple[dict[str, Any], str]:
+        known = self._known
+        events, by = self._events, self._by
+        if events is None:
+            move = known.move
+            events, by = list(move.get("events") or []), move.get("by")
+        table = known.table
+        if self._seats is None:
+            self._seats = [s.model_dump() for s in table.seats]
+        msg = state_message(table, seat, events, by, self._seats)
+        return msg, dumps(msg)
+
+    def view(self, seat: str | None) -> dict[str, Any] | None:
+        """``seat``'s view if its message was made here (not ready-made elsewhere)."""
+        got = self._out.get(seat)
+        if got is None and seat not in self._texts:
+            got = self.get(seat)
+        return None if got is None or got[0].get("lazy") else got[0]["view"]
+
+
+def render(known: Any, events: list[dict[str, Any]], by: str | None) -> dict[str, str]:
+    """``store.live.Live.render``: every person's seat's message of ``known``, made once by
+    the committing process (spectators' are made where they watch)."""
+    frames = known.rendered = Frames(known, events, by)
+    return {s["seat"]: frames.get(s["seat"])[1] for s in known.doc["seats"] if s["user_id"] is not None}
 
 
 def log_events(entries: list[dict[str, Any]], upto: int) -> tuple[list[dict[str, Any]], str | None]:
@@ -204,14 +240,20 @@ class Feed:
         """``seat``'s view of ``version`` if that is the newest one fanned out (built once)."""
         if self.frames is None or self.version != version:
             return None
-        return self.frames.get(seat)[0]["view"]
+        return self.frames.view(seat)
 
-    def deliver(self, known: Any, events: list[dict[str, Any]], by: str | None, lagged: bool) -> None:
-        """Fan out ``known`` (a :class:`store.live.Known`) with the events since the last one."""
+    def deliver(self, known: Any, events: list[dict[str, Any]] | None, by: str | None, lagged: bool,
+                texts: dict[str, str] | None = None) -> None:
+        """Fan out ``known`` (a :class:`store.live.Known`) with the events since the last one
+        (None: its move's own) and, when the committing process made them, each seat's text."""
         if known.version <= self.version:
             return
         self.version = known.version
-        frames = self.frames = Frames(known.table, events, by)
+        if events is None and isinstance(known.rendered, Frames):
+            frames = known.rendered  # this process committed it: the messages are made
+        else:
+            frames = Frames(known, events, by, texts)
+        self.frames = frames
         for client in list(self.clients):
             client.offer(*frames.get(client.seat))
 
@@ -278,6 +320,7 @@ async def hub_ctx(app: web.Application) -> AsyncIterator[None]:
     writer for the app's lifetime; the feeds stopped and pending presence written at cleanup."""
     settings = app[SETTINGS]
     app[HUB] = Hub(app[STORE])
+    app[STORE].live.render = render  # each seat's message made once, by the committing process
     app[PRESENCE] = Presence(app[STORE], ttl=settings.presence_ttl, flush=settings.presence_flush)
     app[PRESENCE].start()
     yield
@@ -426,7 +469,7 @@ async def _serve(
                 break  # nothing moved on while the log was read (else: again, on the newer one)
         seat = known.seat_of(who.id)
         client = Client(ws, who.id, seat, settings.ws_send_queue)
-        client.offer(*Frames(known.table, events, by).get(seat))  # the snapshot, then every version
+        client.offer(*Frames(known, events, by).get(seat))  # the snapshot, then every version
         hub.join(feed, client)
         writer = asyncio.create_task(client.writer(settings.ws_send_timeout), name=f"ws-writer:{table_id}")
         if seat is not None:
