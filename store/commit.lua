@@ -4,12 +4,11 @@
 -- ARGV[1] expected version   ARGV[2] new version   ARGV[3] new doc (JSON, holds the move's events)
 -- ARGV[4] log entry: '<compact JSON>\t<events JSON>'   ARGV[5] '<seat>|<client_action_id>' or ''
 -- ARGV[6] TTL seconds for the keys (48 h, or 7 days once the game is over)
--- ARGV[7] pub/sub channel   ARGV[8] '1' when this move ends the game, else '0'
+-- ARGV[7] pub/sub channel   ARGV[8] '1' when this move ends the game, else '0' (not used here:
+--         the log is compacted after such a commit, by compact.lua)
 -- ARGV[9], ARGV[10] the message's head and tail: ARGV[9] .. new doc .. ARGV[10] is published
 -- (store.live.pack: the version, the document and each seat's ready state message), so every
--- process feeds its sockets without reading Redis and without making those messages again. Once the game is over the log is compacted: every entry
--- keeps its part before the tab (who did what, when, under which id); the events, which
--- the engine derives again from the seed, are dropped.
+-- process feeds its sockets without reading Redis and without making those messages again.
 -- client_action_ids are remembered by version only (cids: '<seat>|<id>' -> version).
 -- Returns {1, new version} committed;
 --         {0, current version, current doc} conflict (the caller retries on that doc, no reload);
@@ -34,29 +33,7 @@ if cur ~= ARGV[1] then
   return {0, tonumber(cur), redis.call('HGET', KEYS[1], 'doc')}
 end
 redis.call('HSET', KEYS[1], 'version', ARGV[2], 'doc', ARGV[3])
-if ARGV[8] == '1' then
-  local all = redis.call('LRANGE', KEYS[2], 0, -1)
-  all[#all + 1] = ARGV[4]
-  redis.call('DEL', KEYS[2])
-  local chunk = {}
-  for i = 1, #all do
-    local e = all[i]
-    local tab = string.find(e, '\t', 1, true)
-    if tab then
-      e = string.sub(e, 1, tab - 1)
-    end
-    chunk[#chunk + 1] = e
-    if #chunk == 500 then
-      redis.call('RPUSH', KEYS[2], unpack(chunk))
-      chunk = {}
-    end
-  end
-  if #chunk > 0 then
-    redis.call('RPUSH', KEYS[2], unpack(chunk))
-  end
-else
-  redis.call('RPUSH', KEYS[2], ARGV[4])
-end
+redis.call('RPUSH', KEYS[2], ARGV[4])
 if ARGV[5] ~= '' then
   redis.call('HSET', KEYS[3], ARGV[5], ARGV[2])
 end

@@ -125,6 +125,7 @@ class StoreBase:
     _record: AsyncScript
     _bucket: AsyncScript
     _sockets: AsyncScript
+    _compact_log: AsyncScript
     _group_ready: bool
     _followups: Any  # store.schedule.Batcher of schedule.lua follow-ups
     live: Any  # store.live.Live: the tables this process knows

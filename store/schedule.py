@@ -333,6 +333,8 @@ class Schedule(StoreBase):
         over = "ended" in doc
         if over and doc["rated"]:
             await self._record_table(doc)
+        if over:
+            await self._compact(doc)
         entries: list[dict[str, Any]] = []
         if doc["chat_id"] is not None:  # the bot's entries of that commit
             if "move" in doc:  # the commit's events are in its document

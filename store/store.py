@@ -132,6 +132,7 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         self._record = redis.register_script(_lua("record.lua"))
         self._bucket = redis.register_script(_lua("bucket.lua"))
         self._sockets = redis.register_script(_lua("sockets.lua"))
+        self._compact_log = redis.register_script(_lua("compact.lua"))
         self._followups = Batcher(self._send_followups)
         self.live = Live(self)
         self._group_ready = False
@@ -189,7 +190,7 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
             await self.redis.initialize()  # discover the nodes and slots; scripts load on first use per node
             return len(self.redis.get_primaries())
         pool = self.redis.connection_pool
-        n = min(connections or pool.max_connections, pool.max_connections)
+        n = min(connections or pool.max_connections, pool.max_connections, POOL_SIZE)
         taken = []
         try:
             for _ in range(n):
@@ -200,7 +201,7 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
             for conn in taken:
                 await pool.release(conn)
         for script in (self._commit, self._cas, self._schedule, self._claim, self._release, self._record,
-                       self._bucket, self._sockets):
+                       self._bucket, self._sockets, self._compact_log):
             await self.redis.script_load(script.script)
         return len(taken)
 

@@ -19,8 +19,10 @@ of that commit and the due time.
 from __future__ import annotations
 
 import asyncio
+import base64
 import random
 import secrets
+import zlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -62,8 +64,20 @@ def _entry(raw: str) -> dict[str, Any]:
     return entry
 
 
+COMPACT = "z1:"  # a compacted log's one entry: this, then base64 of zlib of [[seat, action, by, ts, cid], …]
+
+
+def _uncompact(blob: str) -> list[dict[str, Any]]:
+    """The entries of a compacted log (versions 1…n, no events)."""
+    rows = _loads(zlib.decompress(base64.b64decode(blob[len(COMPACT):])))
+    return [{"version": i, "seat": seat, "action": action, "by": by, "events": [], "ts": ts, "cid": cid}
+            for i, (seat, action, by, ts, cid) in enumerate(rows, 1)]
+
+
 def _entry_events(raw: str) -> list[dict[str, Any]] | None:
     """The events of a stored log entry, or ``None`` when it was compacted."""
+    if raw.startswith(COMPACT):
+        return None
     head, tab, events = raw.partition("\t")
     if tab:
         return _loads(events)
@@ -294,6 +308,10 @@ class Tables(StoreBase):
                     raise StoreError("not_found", f"table {table_id}") from None
                 if cid and first:
                     return await self._duplicate(table_id, known, _s(first))
+                if cid and "ended" in doc:  # a finished game's ids are in its compacted log
+                    found = await self._compacted_cid(table_id, seat, cid)
+                    if found is not None:
+                        return self._duplicate_result(known, str(found), None)
                 if int(_s(version)) == doc["version"]:
                     raise
                 known, fresh = await self._read_known(table_id), True
@@ -413,6 +431,11 @@ class Tables(StoreBase):
                 await self._record_table(doc)
             except Exception:  # the game is committed; never fail the move for the ledger
                 log.exception("ledger entry for table %s failed", doc["id"])
+        if state_over:
+            try:
+                await self._compact(doc)
+            except Exception:  # kept uncompacted: the sweeper tries again
+                log.exception("compacting the log of table %s failed", doc["id"])
         await self._set_due(doc, over=state_over, entries=self._commit_entries(doc, events, new_turns))
 
     def _commit_entries(self, doc: dict[str, Any], events: list[dict[str, Any]],
@@ -460,14 +483,43 @@ class Tables(StoreBase):
     async def log(self, table_id: str, since: int = 0) -> list[dict[str, Any]]:
         """Committed actions after version ``since``: ``{version, seat, action, by, events, ts, cid}``.
 
-        A finished table's log is compact (``commit.lua``): its entries' ``events`` are
+        A finished table's log is compact (:meth:`_compact`): its entries' ``events`` are
         ``[]`` (the engine derives them again from the seed, e.g. ``export_case``).
         ``StoreError("not_found")`` when the table is unknown or expired.
         """
-        raw = await self.redis.lrange(self.keys.log(table_id), max(0, since), -1)
+        key = self.keys.log(table_id)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.lindex(key, 0)
+        pipe.lrange(key, max(0, since), -1)
+        first, raw = await pipe.execute()
+        if first is not None and _s(first).startswith(COMPACT):
+            return [e for e in _uncompact(_s(first)) if e["version"] > since]
         if not raw and not await self.redis.exists(self.keys.table(table_id)):
             raise StoreError("not_found", f"table {table_id}")
         return [_entry(_s(r)) for r in raw]
+
+    async def _compact(self, doc: dict[str, Any]) -> bool:
+        """A finished game's log and client_action_ids become one compressed entry
+        (``compact.lua``, idempotent): every action, who, when, by whom and under which id
+        stays; the events go (the engine derives them again from the seed). True if done now."""
+        table_id, version = doc["id"], doc["version"]
+        raw = await self.redis.lrange(self.keys.log(table_id), 0, -1)
+        if len(raw) != version or not raw or _s(raw[0]).startswith(COMPACT):
+            return False
+        rows = [[e["seat"], e["action"], e["by"], e["ts"], e["cid"]] for e in (_entry(_s(r)) for r in raw)]
+        blob = COMPACT + base64.b64encode(zlib.compress(_dumps(rows).encode(), 9)).decode()
+        done = await self._compact_log(
+            keys=[self.keys.table(table_id), self.keys.log(table_id), self.keys.cids(table_id)],
+            args=[version, blob],
+        )
+        return bool(int(done))
+
+    async def _compacted_cid(self, table_id: str, seat: str, cid: str) -> int | None:
+        """The version ``seat`` committed under ``cid`` in a compacted log, or None."""
+        first = await self.redis.lindex(self.keys.log(table_id), 0)
+        if first is None or not _s(first).startswith(COMPACT):
+            return None
+        return next((e["version"] for e in _uncompact(_s(first)) if e["seat"] == seat and e["cid"] == cid), None)
 
     async def export_case(self, table_id: str) -> dict[str, Any]:
         """The game as a replay case (conformance/FORMAT.md with ``seed``) for ``python -m engine replay``."""
