@@ -41,6 +41,7 @@ from redis.asyncio.client import PubSub
 
 import engine
 from store.common import _loads, _s
+from store.connect import is_cluster
 from store.models import LobbySettings, Seat, Table
 
 log = logging.getLogger("karty.store.live")
@@ -383,6 +384,8 @@ class Live:
         await asyncio.wait_for(asyncio.shield(entry.ready), 5.0)
 
     def _new_pubsub(self) -> Any:
+        if is_cluster(self.store.redis):  # redis-py's cluster pub/sub; a failure restarts it (_read)
+            return self.store.redis.pubsub()
         return _LivePubSub(self, self.store.redis.connection_pool)
 
     def _connected(self) -> None:
