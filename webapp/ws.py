@@ -265,16 +265,11 @@ class Feed:
 
 class Hub:
     """All :class:`Feed` s of this process: the first socket of a table starts watching it,
-    the last one to leave stops. ``per_user``: open sockets per user (``WS_PER_USER``)."""
+    the last one to leave stops. (The per-user cap is ``webapp.ratelimit.SocketLeases``, across processes.)"""
 
     def __init__(self, store: Any) -> None:
         self.store = store
         self.feeds: dict[str, Feed] = {}
-        self.per_user: dict[int, int] = {}
-
-    def count(self, user_id: int) -> int:
-        """Open sockets of ``user_id`` in this process."""
-        return self.per_user.get(user_id, 0)
 
     async def feed(self, table_id: str) -> Feed:
         """The table's feed, watching the table (started on first use)."""
@@ -292,18 +287,12 @@ class Hub:
 
     def join(self, feed: Feed, client: Client) -> None:
         feed.clients.add(client)
-        self.per_user[client.user_id] = self.per_user.get(client.user_id, 0) + 1
 
     def leave(self, table_id: str, client: Client) -> None:
         feed = self.feeds.get(table_id)
         if feed is None or client not in feed.clients:
             return
         feed.clients.discard(client)
-        left = self.per_user.get(client.user_id, 1) - 1
-        if left > 0:
-            self.per_user[client.user_id] = left
-        else:
-            self.per_user.pop(client.user_id, None)
         if not feed.clients:
             del self.feeds[table_id]
             self.store.unwatch(table_id, feed)
@@ -312,7 +301,6 @@ class Hub:
         feeds, self.feeds = list(self.feeds.values()), {}
         for feed in feeds:
             self.store.unwatch(feed.table_id, feed)
-        self.per_user.clear()
 
 
 async def hub_ctx(app: web.Application) -> AsyncIterator[None]:
