@@ -1,19 +1,22 @@
 """Tables and their action log: create, load, apply a move exactly once, export.
 
-A table is a hash ``{version, doc}``. :meth:`Tables.apply` loads it, runs the
-engine, and commits with ``commit.lua``, which writes only if the version is
-unchanged (compare-and-set), appends the log entry, records the
-client_action_id, refreshes the TTLs and publishes — one round trip. On a
-conflict it reloads and tries again (or raises ``stale`` when the caller named
-the version it expected).
+A table is a hash ``{version, doc}``. :meth:`Tables.apply` runs the engine on the
+document this process already knows (:mod:`store.live`, kept fresh by the commits;
+read once otherwise) and commits with ``commit.lua``, which writes only if the
+version is unchanged (compare-and-set), appends the log entry, remembers the
+client_action_id by version, refreshes the TTLs and publishes the new document with
+each seat's ready message — one round trip, the only one before the sockets are
+fed. A conflict answers with the current document, so the retry needs no read (or
+``stale`` when the caller named the version it expected).
 
 After a commit (not atomically with it, since those keys live in other cluster
 slots) come the ledger entry for a finished rated game (``record.lua``,
-idempotent on the table id), then the outbox entries for the bot together with
-the due time (``schedule.lua``: one script, both in the ``{sched}`` slot). If
-the process dies in between, the sweeper (:mod:`store.schedule`) finds the table
-by its stale scheduled version and redoes the ledger entry, the outbox entries
-of that commit and the due time.
+idempotent on the table id), the compaction of a finished game's log
+(``compact.lua``, idempotent), then the outbox entries for the bot together with
+the due time (``schedule.lua``: one script in the ``{sched}`` slot, batched with
+this process's concurrent commits). If the process dies in between, the sweeper
+(:mod:`store.schedule`) finds the table by its stale scheduled version and redoes
+the ledger entry, the compaction, the outbox entries of that commit and the due time.
 """
 
 from __future__ import annotations

@@ -315,3 +315,28 @@ async def test_another_process_sends_the_committers_ready_messages_without_parsi
     known = watcher.live.peek(table.id)
     assert known.version == res.version and known._doc is None and known._state is None
     assert known.table.version == res.version  # parsed when asked for
+
+
+async def test_admission_refuses_while_the_event_loop_runs_late():
+    adm = Admission(limit=10, queue=10, max_wait=1.0, max_lag=0.05)
+    adm.lag = 0.2  # what watch_lag measures when the CPU cannot keep up
+    assert not await adm.acquire() and adm.running == 0
+    adm.lag = 0.0
+    assert await adm.acquire()
+    adm.release()
+
+
+async def test_the_lag_probe_sees_a_blocked_loop():
+    import time as _time
+
+    adm = Admission(max_lag=0.05)
+    probe = asyncio.create_task(adm.watch_lag(every=0.01))
+    await asyncio.sleep(0.03)
+    _time.sleep(0.2)  # the loop is held up (as by a CPU-bound burst)
+    for _ in range(100):
+        await asyncio.sleep(0.001)
+        if adm.lag > 0.05:
+            break
+    seen = adm.lag
+    probe.cancel()
+    assert seen > 0.05

@@ -138,6 +138,11 @@ def path_chat_id(request: web.Request) -> int:
         raise ApiError(400, "bad_request", "chat_id must be an integer") from None
 
 
+async def get_table_or_404(request: web.Request) -> Any:
+    """The table (a :class:`store.Table`) as this process knows it, or 404 ``not_found``."""
+    return (await known_or_404(request)).table
+
+
 async def known_or_404(request: web.Request) -> Any:
     """The table as this process knows it (``store.current``: no Redis read once known), or 404."""
     known = await request.app[STORE].current(request.match_info["id"])
