@@ -84,6 +84,9 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
 
 async def lag_ctx(app: web.Application) -> AsyncIterator[None]:
     """cleanup_ctx: the admission's event-loop lateness probe (one task per process)."""
+    if app[ADMISSION].max_lag is None:  # shedding by lateness is off: nothing to probe
+        yield
+        return
     task = asyncio.create_task(app[ADMISSION].watch_lag(), name="admission-lag")
     yield
     task.cancel()

@@ -50,9 +50,10 @@ class WebSettings(BaseSettings):
     presence_flush: float = Field(0.25, alias="PRESENCE_FLUSH", description="seconds between presence batches")
     admit_limit: int = Field(64, alias="ADMIT_LIMIT", ge=1, description="requests served at once per process")
     admit_queue: int = Field(256, alias="ADMIT_QUEUE", ge=0, description="requests waiting for a slot at most")
-    admit_wait: float = Field(0.1, alias="ADMIT_WAIT", ge=0, description="seconds a request may wait for a slot")
-    admit_max_lag: float = Field(0.1, alias="ADMIT_MAX_LAG", gt=0,
-                                 description="event-loop lateness (s) beyond which new requests are refused")
+    admit_wait: float = Field(0.25, alias="ADMIT_WAIT", ge=0, description="seconds a request may wait for a slot")
+    admit_max_lag: float | None = Field(None, alias="ADMIT_MAX_LAG", gt=0,
+                                        description="event-loop lateness (s) beyond which new requests are "
+                                                    "refused; unset: off (a machine of the service's own: 0.5)")
     run_worker: bool = Field(True, alias="RUN_WORKER", description="run store.run_worker in this process")
 
     @property
