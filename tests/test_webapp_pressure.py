@@ -32,13 +32,16 @@ class Clock:
 
 
 class Users:
-    """A stand-in for the store's ``save_user`` (counts saves)."""
+    """A stand-in for the store's ``save_user`` / ``seen_user`` (counts saves)."""
 
     def __init__(self) -> None:
         self.saved: list = []
 
     async def save_user(self, user) -> None:
         self.saved.append(user)
+
+    async def seen_user(self, user_id, name, username=None, language=None) -> None:
+        self.saved.append((user_id, name, username, language))
 
 
 # --- the verified-initData cache -----------------------------------------------------
