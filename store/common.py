@@ -7,7 +7,6 @@ called as objects (redis-py reloads them on NOSCRIPT).
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 from collections.abc import Callable
@@ -16,6 +15,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+import orjson
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 
@@ -68,32 +68,13 @@ def _s(value: Any) -> Any:
 
 
 def _dumps(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    """Compact JSON text (orjson: every document written goes through here)."""
+    return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
-def _utc(at: datetime | float | None, clock: Callable[[], float]) -> datetime:
-    if at is None:
-        return datetime.fromtimestamp(clock(), tz=UTC)
-    if isinstance(at, int | float):
-        return datetime.fromtimestamp(at, tz=UTC)
-    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
-
-
-def _iso(dt: datetime) -> str:
-    return dt.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-@cache
-def _lua(name: str) -> str:
-    return resources.files("store").joinpath(name).read_text(encoding="utf-8")
-
-
-def _s(value: Any) -> Any:
-    return value.decode() if isinstance(value, bytes) else value
-
-
-def _dumps(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+def _loads(raw: str | bytes) -> Any:
+    """Parse JSON text (orjson)."""
+    return orjson.loads(raw)
 
 
 def _utc(at: datetime | float | None, clock: Callable[[], float]) -> datetime:
@@ -144,6 +125,9 @@ class StoreBase:
     _record: AsyncScript
     _bucket: AsyncScript
     _sockets: AsyncScript
+    _compact_log: AsyncScript
     _group_ready: bool
+    _followups: Any  # store.schedule.Batcher of schedule.lua follow-ups
+    live: Any  # store.live.Live: the tables this process knows
     _pending_done: set[str]
     brains: Any  # store.computers.Brains

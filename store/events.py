@@ -1,26 +1,43 @@
-"""Live events: each commit published on the table's pub/sub channel.
+"""Live events: each commit publishes its new document on the table's pub/sub channel.
+
+The message is the new version, its document and each seat's ready state message
+(:func:`store.live.pack`, ``commit.lua``); the document's ``move`` is ``{seat, by, events}``. The web app reads these through :mod:`store.live` (one
+connection per process for every table); :meth:`Events.subscribe` is the simple form
+for one table (tools, tests).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 from store.common import (
     StoreBase,
+    _loads,
     _s,
 )
+from store.live import unpack
+
+
+def commit_message(data: str) -> dict[str, Any]:
+    """``{table, version, seat, by, events, over, doc}`` of one published commit."""
+    _, raw, _ = unpack(_s(data))
+    doc = _loads(raw)
+    move = doc.get("move") or {}
+    return {"table": doc["id"], "version": doc["version"], "seat": move.get("seat"), "by": move.get("by"),
+            "events": move.get("events") or [], "over": "ended" in doc, "doc": doc}
 
 
 class Events(StoreBase):
     """The events part of :class:`store.Store`."""
 
     async def subscribe(self, table_id: str) -> AsyncIterator[dict[str, Any]]:
-        """Yield ``{table, version, seat, by, events, over}`` after every commit (pub/sub).
+        """Yield ``{table, version, seat, by, events, over, doc}`` after every commit (pub/sub).
 
-        ``by`` is ``"timer"`` or ``"computer"`` when the move was played for the seat.
-        Runs until the consumer stops iterating (or cancels); then unsubscribes.
+        ``by`` is ``"timer"`` or ``"computer"`` when the move was played for the seat;
+        ``doc`` the table's new document. Runs until the consumer stops iterating (or
+        cancels); then unsubscribes. A connection of its own: for one table's tools
+        and tests; the web app shares one per process (:mod:`store.live`).
         """
         pubsub = self.redis.pubsub()
         channel = self.keys.events(table_id)
@@ -29,7 +46,7 @@ class Events(StoreBase):
             while True:
                 msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
                 if msg is not None and msg.get("type") == "message":
-                    yield json.loads(_s(msg["data"]))
+                    yield commit_message(msg["data"])
         finally:
             try:
                 await pubsub.unsubscribe(channel)

@@ -5,10 +5,11 @@ Keys are hash-tagged so each script touches one cluster slot:
 =============================================  =========  ==========================================
 key                                            type       contents / lifetime
 =============================================  =========  ==========================================
-``P:{g:<table>}:table``                        hash       ``version`` (int), ``doc`` (table JSON, ``schema``); 48 h, 7 d once over (S7)
-``P:{g:<table>}:log``                          list       one JSON entry per committed action (version *n* at index *n-1*); same TTL
-``P:{g:<table>}:cids``                         hash       ``<seat>|<client_action_id>`` → JSON outcome; same TTL
-``P:{g:<table>}:events``                       channel    pub/sub: ``{table, version, seat, by, events}`` after every commit
+``P:{g:<table>}:table``                        hash       ``version`` (int), ``doc`` (table JSON, ``schema``, the last ``move``); 48 h, 7 d once over (S7)
+``P:{g:<table>}:log``                          list       one entry per committed action (version *n* at index *n-1*): ``<JSON>\t<events JSON>``,
+                                                          only ``<JSON>`` once the game is over (compacted); same TTL
+``P:{g:<table>}:cids``                         hash       ``<seat>|<client_action_id>`` → the version it committed; same TTL
+``P:{g:<table>}:events``                       channel    pub/sub: every commit's version, document and seats' messages (``store.live.pack``)
 ``P:{g:<table>}:table:sync``                   string     a marker written so ``WAIT`` confirms a repeated commit's answer; seconds
 ``P:{g:<table>}:here:<user>``                  string     presence heartbeat, short TTL (default 30 s)
 ``P:{l:<lobby>}:lobby``                        hash       ``version``, ``doc`` (lobby JSON); 1 h since the last change (S1)

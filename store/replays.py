@@ -44,9 +44,12 @@ class Replays(StoreBase):
         if seat not in case["players"]:
             seat = None
         states = [state]
+        events_of: list[list[dict[str, Any]]] = []  # from the engine: a finished game's log keeps none
         for e in entries:
-            state = engine.apply(state, e["seat"], e["action"]).state
+            outcome = engine.apply(state, e["seat"], e["action"])
+            state = outcome.state
             states.append(state)
+            events_of.append(outcome.events)
         if engine.dump(state) != engine.dump(stored):
             raise StoreError("invalid", "the log does not replay to this table")
         frames = []
@@ -57,7 +60,7 @@ class Replays(StoreBase):
             e = entries[k - 1] if k else None
             frame: dict[str, Any] = {
                 "version": st.version, "seat": e["seat"] if e else None, "by": e.get("by") if e else None,
-                "action": e["action"] if e else None, "events": e.get("events", []) if e else list(st.last), "view": view,
+                "action": e["action"] if e else None, "events": events_of[k - 1] if e else list(st.last), "view": view,
             }
             if reveal:
                 frame["hands"] = _hands(st)

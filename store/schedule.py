@@ -32,9 +32,49 @@ from store.common import (
     log,
 )
 from store.computers import plan_decision, seat_level, seat_seed, table_memory
+from store.live import Known
 from store.models import (
     StoreError,
 )
+
+
+class Batcher:
+    """Gathers items for one call: ``await add(item)`` returns once a ``send(items)`` call
+    that held it is done (or raises its error). At most one call is in flight; whatever
+    arrives meanwhile goes with the next one, so no timer delays a lone item."""
+
+    MAX_BATCH = 200
+
+    def __init__(self, send: Any) -> None:
+        self.send = send
+        self.items: list[tuple[Any, asyncio.Future[None]]] = []
+        self.task: asyncio.Task | None = None
+        self.calls = 0
+
+    async def add(self, item: Any) -> None:
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.items.append((item, fut))
+        if self.task is None:
+            self.task = asyncio.create_task(self._run())
+        await fut
+
+    async def _run(self) -> None:
+        try:
+            while self.items:
+                batch, self.items = self.items[: self.MAX_BATCH], self.items[self.MAX_BATCH :]
+                self.calls += 1
+                try:
+                    await self.send([item for item, _ in batch])
+                except Exception as exc:
+                    for _, fut in batch:
+                        if not fut.done():
+                            fut.set_exception(exc)
+                else:
+                    for _, fut in batch:
+                        if not fut.done():
+                            fut.set_result(None)
+        finally:
+            self.task = None
 
 
 class Schedule(StoreBase):
@@ -129,10 +169,16 @@ class Schedule(StoreBase):
 
     async def _schedule_version(self, table_id: str, version: int, dues: list[tuple[float, str]], flag: str,
                                 entries: list[dict[str, Any]] | None = None) -> None:
+        """One table's follow-up through ``schedule.lua``, batched with this process's
+        concurrent ones: while one call is in flight, the next ones gather for one call."""
+        group = [table_id, version, repr(dues[0][0]) if dues else "", flag, len(entries or ()),
+                 *(_dumps(e) for e in entries or ())]
+        await self._followups.add(group)
+
+    async def _send_followups(self, groups: list[list[Any]]) -> None:
         await self._schedule(
             keys=[self.keys.deadlines, self.keys.deadline_versions, self.keys.outbox],
-            args=[table_id, version, repr(dues[0][0]) if dues else "", flag,
-                  OUTBOX_MAXLEN, *(_dumps(e) for e in entries or ())],
+            args=[OUTBOX_MAXLEN, *(value for group in groups for value in group)],
         )
 
     async def tick(self, now: float | None = None, limit: int = 100) -> int:
@@ -153,13 +199,17 @@ class Schedule(StoreBase):
         return sum(r for r in done if isinstance(r, int))
 
     async def _work(self, table_id: str, now: float, token: str) -> int:
-        doc = await self._doc(table_id)
+        known = self.live.peek(table_id)  # known here and kept fresh by the commits: no read
+        if known is None:
+            raw = await self.redis.hget(self.keys.table(table_id), "doc")
+            known = Known.parse(raw) if raw else None
+        doc = known.doc if known is not None else None
         if doc is None or "ended" in doc:
             # Gone: forget it. Ended: nothing more is due; if the final commit's follow-up
             # never ran, the versions hash still says so and the sweeper redoes it.
             await self._release_claim(table_id, token, "", final=doc is None)
             return 0
-        state = engine.load(doc["state"])
+        state = known.state
         seats = {s["seat"]: s for s in doc["seats"]}
         dues = self._dues(doc)
         retry = False
@@ -182,7 +232,8 @@ class Schedule(StoreBase):
             if action is None:
                 continue
             try:
-                await self.apply(table_id, sid, action, expected_version=doc["version"], by=by, now=now)
+                await self.apply(table_id, sid, action, expected_version=doc["version"], by=by, now=now,
+                                 known=known)
                 return 1
             except StoreError as exc:
                 if exc.code != "stale":
@@ -282,11 +333,16 @@ class Schedule(StoreBase):
         over = "ended" in doc
         if over and doc["rated"]:
             await self._record_table(doc)
+        if over:
+            await self._compact(doc)
         entries: list[dict[str, Any]] = []
         if doc["chat_id"] is not None:  # the bot's entries of that commit
-            v = doc["version"]
-            last = await self.redis.lrange(self.keys.log(doc["id"]), v - 1, v - 1)
-            events = json.loads(_s(last[0]))["events"] if last else []
+            if "move" in doc:  # the commit's events are in its document
+                events = doc["move"].get("events") or []
+            else:  # a document written before moves carried their events
+                v = doc["version"]
+                last = await self.redis.lrange(self.keys.log(doc["id"]), v - 1, v - 1)
+                events = json.loads(_s(last[0]).partition("\t")[0]).get("events") or [] if last else []
             entries = self._commit_entries(doc, events, self._fresh_turns(doc))
         await self._set_due(doc, over=over, entries=entries)
         log.warning("sweep: table %s was left unscheduled at version %s", doc["id"], doc["version"])

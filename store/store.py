@@ -69,6 +69,7 @@ from store.inbox import Inbox
 from store.keys import Keys
 from store.languages import Languages
 from store.limits import Limits
+from store.live import Live
 from store.lobbies import Lobbies
 from store.notices import Notices
 from store.outbox import Outbox
@@ -76,7 +77,7 @@ from store.presence import Presence
 from store.ratings import Ratings
 from store.rematch import Rematches
 from store.replays import Replays
-from store.schedule import Schedule
+from store.schedule import Batcher, Schedule
 from store.tables import Tables
 from store.users import Users
 
@@ -131,6 +132,9 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         self._record = redis.register_script(_lua("record.lua"))
         self._bucket = redis.register_script(_lua("bucket.lua"))
         self._sockets = redis.register_script(_lua("sockets.lua"))
+        self._compact_log = redis.register_script(_lua("compact.lua"))
+        self._followups = Batcher(self._send_followups)
+        self.live = Live(self)
         self._group_ready = False
         self._pending_done: set[str] = set()
         self.brains = Brains()  # the expert's searches, off the event loop (store.computers)
@@ -186,7 +190,7 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
             await self.redis.initialize()  # discover the nodes and slots; scripts load on first use per node
             return len(self.redis.get_primaries())
         pool = self.redis.connection_pool
-        n = min(connections or pool.max_connections, pool.max_connections)
+        n = min(connections or pool.max_connections, pool.max_connections, POOL_SIZE)
         taken = []
         try:
             for _ in range(n):
@@ -197,11 +201,12 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
             for conn in taken:
                 await pool.release(conn)
         for script in (self._commit, self._cas, self._schedule, self._claim, self._release, self._record,
-                       self._bucket, self._sockets):
+                       self._bucket, self._sockets, self._compact_log):
             await self.redis.script_load(script.script)
         return len(taken)
 
     async def close(self) -> None:
-        """Close the Redis connection pool (and the expert's worker processes)."""
+        """Stop the live feed, close the Redis connection pool (and the expert's worker processes)."""
         self.brains.close()
+        await self.live.close()
         await self.redis.aclose()

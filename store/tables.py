@@ -1,27 +1,31 @@
 """Tables and their action log: create, load, apply a move exactly once, export.
 
-A table is a hash ``{version, doc}``. :meth:`Tables.apply` loads it, runs the
-engine, and commits with ``commit.lua``, which writes only if the version is
-unchanged (compare-and-set), appends the log entry, records the
-client_action_id, refreshes the TTLs and publishes — one round trip. On a
-conflict it reloads and tries again (or raises ``stale`` when the caller named
-the version it expected).
+A table is a hash ``{version, doc}``. :meth:`Tables.apply` runs the engine on the
+document this process already knows (:mod:`store.live`, kept fresh by the commits;
+read once otherwise) and commits with ``commit.lua``, which writes only if the
+version is unchanged (compare-and-set), appends the log entry, remembers the
+client_action_id by version, refreshes the TTLs and publishes the new document with
+each seat's ready message — one round trip, the only one before the sockets are
+fed. A conflict answers with the current document, so the retry needs no read (or
+``stale`` when the caller named the version it expected).
 
 After a commit (not atomically with it, since those keys live in other cluster
 slots) come the ledger entry for a finished rated game (``record.lua``,
-idempotent on the table id), then the outbox entries for the bot together with
-the due time (``schedule.lua``: one script, both in the ``{sched}`` slot). If
-the process dies in between, the sweeper (:mod:`store.schedule`) finds the table
-by its stale scheduled version and redoes the ledger entry, the outbox entries
-of that commit and the due time.
+idempotent on the table id), the compaction of a finished game's log
+(``compact.lua``, idempotent), then the outbox entries for the bot together with
+the due time (``schedule.lua``: one script in the ``{sched}`` slot, batched with
+this process's concurrent commits). If the process dies in between, the sweeper
+(:mod:`store.schedule`) finds the table by its stale scheduled version and redoes
+the ledger entry, the compaction, the outbox entries of that commit and the due time.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import base64
 import random
 import secrets
+import zlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,10 +40,12 @@ from store.common import (
     TABLE_TTL,
     StoreBase,
     _dumps,
+    _loads,
     _s,
     log,
 )
 from store.computers import remember
+from store.live import Known, pack
 from store.models import (
     PLAYER_LIMITS,
     ApplyResult,
@@ -48,6 +54,38 @@ from store.models import (
     StoreError,
     Table,
 )
+
+
+def _entry(raw: str) -> dict[str, Any]:
+    """A log entry from its stored form ``'<compact JSON>\t<events JSON>'`` (compacted: no tab)."""
+    head, tab, events = raw.partition("\t")
+    entry = _loads(head)
+    if tab:
+        entry["events"] = _loads(events)
+    else:
+        entry.setdefault("events", [])  # compacted (or an entry of the old, one-part form)
+    return entry
+
+
+COMPACT = "z1:"  # a compacted log's one entry: this, then base64 of zlib of [[seat, action, by, ts, cid], …]
+
+
+def _uncompact(blob: str) -> list[dict[str, Any]]:
+    """The entries of a compacted log (versions 1…n, no events)."""
+    rows = _loads(zlib.decompress(base64.b64decode(blob[len(COMPACT):])))
+    return [{"version": i, "seat": seat, "action": action, "by": by, "events": [], "ts": ts, "cid": cid}
+            for i, (seat, action, by, ts, cid) in enumerate(rows, 1)]
+
+
+def _entry_events(raw: str) -> list[dict[str, Any]] | None:
+    """The events of a stored log entry, or ``None`` when it was compacted."""
+    if raw.startswith(COMPACT):
+        return None
+    head, tab, events = raw.partition("\t")
+    if tab:
+        return _loads(events)
+    old = _loads(head).get("events")
+    return old or None
 
 
 class Tables(StoreBase):
@@ -155,9 +193,26 @@ class Tables(StoreBase):
             await self._set_due(doc, entries=entries)
 
     async def get_table(self, table_id: str) -> Table | None:
-        """The table (engine state loaded), or ``None`` when unknown or expired (S7)."""
+        """The table (engine state loaded) read from Redis, or ``None`` when unknown or expired (S7).
+
+        (The web app asks :meth:`store.live.Live.current` instead: the version this
+        process knows, kept fresh by the commits, without a read.)
+        """
         doc = await self._doc(table_id)
         return self._table(doc) if doc else None
+
+    async def current(self, table_id: str) -> Known | None:
+        """The table as this process knows it (:meth:`store.live.Live.current`): read once, then
+        kept fresh by the commits' pub/sub; ``None`` when unknown or expired."""
+        return await self.live.current(table_id)
+
+    async def watch(self, table_id: str, listener: Any) -> Known | None:
+        """Feed ``listener`` every version after the returned one (:meth:`store.live.Live.watch`)."""
+        return await self.live.watch(table_id, listener)
+
+    def unwatch(self, table_id: str, listener: Any) -> None:
+        """Stop feeding ``listener`` (:meth:`store.live.Live.unwatch`)."""
+        self.live.unwatch(table_id, listener)
 
     async def table_version(self, table_id: str) -> int | None:
         """The table's current version (one small read, no state loaded), or ``None`` when gone."""
@@ -166,7 +221,7 @@ class Tables(StoreBase):
 
     async def _doc(self, table_id: str) -> dict[str, Any] | None:
         raw = await self.redis.hget(self.keys.table(table_id), "doc")
-        return json.loads(_s(raw)) if raw else None
+        return _loads(_s(raw)) if raw else None
 
     def _table(self, doc: dict[str, Any], state: Any = None) -> Table:
         return Table(
@@ -187,12 +242,17 @@ class Tables(StoreBase):
         by: str = "player",
         *,
         now: float | None = None,
+        known: Known | None = None,
     ) -> ApplyResult:
         """Apply ``action`` by ``seat`` and commit it exactly once.
 
-        Load → ``engine.apply`` → ``commit.lua`` (compare-and-set on the version, log,
-        client_action_id, TTLs, publish) → on a conflict reload and retry. Then the
-        next due time, the outbox entries and, for a finished rated game, the ledger.
+        The move's path is one straight line: the engine on the known document (``known``,
+        else the one this process keeps fresh, :meth:`store.live.Live.peek`, else one read)
+        → ``commit.lua`` (compare-and-set on the version, log, client_action_id, TTLs and
+        the publish of the new document: one round trip) → this process's listeners at
+        once, other processes' from the publish → the follow-up (ledger of a finished
+        rated game, then outbox entries and next due time, batched: :mod:`store.schedule`).
+        A conflict answers with the current document, so a retry needs no reload.
 
         ``client_action_id``: a repeat of an id this seat already committed returns that
         first outcome with ``duplicate=True`` and applies nothing (rejected attempts are
@@ -220,28 +280,54 @@ class Tables(StoreBase):
             raise StoreError("invalid", "client_action_id longer than 200 characters")
         # Ids are per seat: another seat's action under the same id is not a retry.
         cid_field = f"{seat}|{cid}" if cid else ""
+        if known is None or known.doc["id"] != table_id:
+            known = self.live.peek(table_id)
+        fresh = False  # whether `known` was just read from Redis (not from this process's memory)
+        if known is None:
+            known, fresh = await self._read_known(table_id), True
         for attempt in range(MAX_TRIES):
-            pipe = self.redis.pipeline(transaction=False)
-            pipe.hget(self.keys.table(table_id), "doc")
-            pipe.hget(self.keys.cids(table_id), cid_field or "-")
-            raw, first = await pipe.execute()
-            if not raw:
-                raise StoreError("not_found", f"table {table_id}")
-            doc = json.loads(_s(raw))
-            if cid and first:
-                return self._duplicate(doc, json.loads(_s(first)))
+            doc = known.doc
             if expected_version is not None and expected_version != doc["version"]:
+                if expected_version > doc["version"] and not fresh:  # this process is behind
+                    known, fresh = await self._read_known(table_id), True
+                    continue
+                if cid:  # a retry of a committed move is a duplicate, not stale
+                    first = await self.redis.hget(self.keys.cids(table_id), cid_field)
+                    if first:
+                        return await self._duplicate(table_id, known, _s(first))
                 raise StoreError("stale", f"table is at version {doc['version']}")
-            state = engine.load(doc["state"])
-            outcome = engine.apply(state, seat, action)  # raises Rejected
+            try:
+                outcome = engine.apply(known.state, seat, action)
+            except Rejected:
+                # Judged on the version known here: a retry of a committed id, or a version
+                # this process has not seen yet, must not be refused for that.
+                if fresh and not cid:
+                    raise
+                pipe = self.redis.pipeline(transaction=False)
+                pipe.hget(self.keys.table(table_id), "version")
+                pipe.hget(self.keys.cids(table_id), cid_field or "-")
+                version, first = await pipe.execute()
+                if version is None:
+                    raise StoreError("not_found", f"table {table_id}") from None
+                if cid and first:
+                    return await self._duplicate(table_id, known, _s(first))
+                if cid and "ended" in doc:  # a finished game's ids are in its compacted log
+                    found = await self._compacted_cid(table_id, seat, cid)
+                    if found is not None:
+                        return self._duplicate_result(known, str(found), None)
+                if int(_s(version)) == doc["version"]:
+                    raise
+                known, fresh = await self._read_known(table_id), True
+                continue
             t = self.clock() if now is None else now
             new = dict(doc)
             new["seats"] = [self._after_move(s, seat, by) for s in doc["seats"]]
             new_turns = self._plan(new, outcome.state, seat, t, self._hold(outcome.state, outcome.events),
-                                   remember(new, state, outcome.events))
+                                   remember(new, known.state, outcome.events))
             new["state"] = engine.dump(outcome.state)
             new["version"] = outcome.state.version
             new["ts"] = t
+            new["move"] = {"seat": seat, "by": by, "events": outcome.events}
             over = bool(outcome.state.over)
             if over:
                 new["ended"] = t
@@ -250,34 +336,73 @@ class Tables(StoreBase):
                     new["rated"] = False
                     new["unplayed"] = unplayed
             entry = {"version": new["version"], "seat": seat, "action": action, "by": by,
-                     "events": outcome.events, "ts": t, "cid": cid or None}
-            message = {"table": table_id, "version": new["version"], "seat": seat, "by": by,
-                       "events": outcome.events, "over": over}
-            res = await self._commit(
-                keys=[self.keys.table(table_id), self.keys.log(table_id), self.keys.cids(table_id)],
-                args=[str(doc["version"]), new["version"], _dumps(new), _dumps(entry), cid_field,
-                      _dumps({"version": new["version"], "events": outcome.events}),
-                      FINISHED_TTL if over else TABLE_TTL, self.keys.events(table_id), _dumps(message)],
-            )
+                     "ts": round(t, 3), "cid": cid or None}
+            done = Known(new, outcome.state)
+            texts = self.live.render(done, outcome.events, by) if self.live.render is not None else None
+            doc_text = _dumps(new)
+            head, tail = pack(new["version"], doc_text, texts)
+            self.live.expect(table_id, new["version"])
+            try:
+                res = await self._commit(
+                    keys=[self.keys.table(table_id), self.keys.log(table_id), self.keys.cids(table_id)],
+                    args=[str(doc["version"]), new["version"], doc_text,
+                          f"{_dumps(entry)}\t{_dumps(outcome.events)}", cid_field,
+                          FINISHED_TTL if over else TABLE_TTL, self.keys.events(table_id), "1" if over else "0",
+                          head, tail],
+                )
+            except BaseException:
+                self.live.abandon(table_id)
+                raise
             code = int(res[0])
+            if code != 1:
+                current = Known.parse(res[2 if code == 0 else 3]) if code in (0, 2) and res[-1] else None
+                self.live.abandon(table_id, current)
             if code == 1:
-                table = self._table(new, outcome.state)
+                self.live.committed(done, texts)  # this process's sockets, at once
                 try:
                     await self._after_commit(new, outcome.events, new_turns, t)
                 except Exception:  # committed: the move stands; Store.sweep redoes the follow-up
                     log.exception("follow-up of table %s version %s failed", table_id, new["version"])
-                return ApplyResult(version=new["version"], events=outcome.events, table=table)
+                return ApplyResult(version=new["version"], events=outcome.events, table=done.table)
             if code == 2:
-                return self._duplicate(await self._doc(table_id) or new, json.loads(_s(res[1])))
+                return self._duplicate_result(current or known, _s(res[1]), res[2])
             if code == -1:
                 raise StoreError("not_found", f"table {table_id}")
             if expected_version is not None:
                 raise StoreError("stale", f"table moved on to version {int(res[1])}")
-            await asyncio.sleep(self._rng.uniform(0, 0.001 * min(attempt, 20)))
+            known, fresh = current, True  # the conflict answered with the current document
+            if attempt:
+                await asyncio.sleep(self._rng.uniform(0, 0.001 * min(attempt, 20)))
         raise StoreError("busy", f"table {table_id}")
 
-    def _duplicate(self, doc: dict[str, Any], first: dict[str, Any]) -> ApplyResult:
-        return ApplyResult(version=first["version"], events=first["events"], table=self._table(doc), duplicate=True)
+    async def _read_known(self, table_id: str) -> Known:
+        raw = await self.redis.hget(self.keys.table(table_id), "doc")
+        if not raw:
+            raise StoreError("not_found", f"table {table_id}")
+        return Known.parse(raw)
+
+    async def _duplicate(self, table_id: str, known: Known, first: str) -> ApplyResult:
+        """The first outcome of an already committed client_action_id (cids value ``first``)."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hget(self.keys.table(table_id), "doc")
+        if first.isdigit():
+            pipe.lindex(self.keys.log(table_id), int(first) - 1)
+        raw, *entry = await pipe.execute()
+        return self._duplicate_result(Known.parse(raw) if raw else known, first, entry[0] if entry else None)
+
+    @staticmethod
+    def _duplicate_result(current: Known, first: str, entry: Any) -> ApplyResult:
+        """``ApplyResult(duplicate=True)`` from a cids value (a version; before: the outcome
+        JSON) and that version's log entry (``None`` or compacted: events from the document
+        when it is that version, else none)."""
+        if not first.isdigit():  # written before ids were remembered by version
+            old = _loads(first)
+            return ApplyResult(version=old["version"], events=old["events"], table=current.table, duplicate=True)
+        version = int(first)
+        events = _entry_events(_s(entry)) if entry else None
+        if events is None:
+            events = (current.move.get("events") or []) if current.version == version else []
+        return ApplyResult(version=version, events=events, table=current.table, duplicate=True)
 
     @staticmethod
     def _after_move(seat: dict[str, Any], actor: str, by: str) -> dict[str, Any]:
@@ -309,6 +434,11 @@ class Tables(StoreBase):
                 await self._record_table(doc)
             except Exception:  # the game is committed; never fail the move for the ledger
                 log.exception("ledger entry for table %s failed", doc["id"])
+        if state_over:
+            try:
+                await self._compact(doc)
+            except Exception:  # kept uncompacted: the sweeper tries again
+                log.exception("compacting the log of table %s failed", doc["id"])
         await self._set_due(doc, over=state_over, entries=self._commit_entries(doc, events, new_turns))
 
     def _commit_entries(self, doc: dict[str, Any], events: list[dict[str, Any]],
@@ -356,12 +486,43 @@ class Tables(StoreBase):
     async def log(self, table_id: str, since: int = 0) -> list[dict[str, Any]]:
         """Committed actions after version ``since``: ``{version, seat, action, by, events, ts, cid}``.
 
+        A finished table's log is compact (:meth:`_compact`): its entries' ``events`` are
+        ``[]`` (the engine derives them again from the seed, e.g. ``export_case``).
         ``StoreError("not_found")`` when the table is unknown or expired.
         """
-        raw = await self.redis.lrange(self.keys.log(table_id), max(0, since), -1)
+        key = self.keys.log(table_id)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.lindex(key, 0)
+        pipe.lrange(key, max(0, since), -1)
+        first, raw = await pipe.execute()
+        if first is not None and _s(first).startswith(COMPACT):
+            return [e for e in _uncompact(_s(first)) if e["version"] > since]
         if not raw and not await self.redis.exists(self.keys.table(table_id)):
             raise StoreError("not_found", f"table {table_id}")
-        return [json.loads(_s(r)) for r in raw]
+        return [_entry(_s(r)) for r in raw]
+
+    async def _compact(self, doc: dict[str, Any]) -> bool:
+        """A finished game's log and client_action_ids become one compressed entry
+        (``compact.lua``, idempotent): every action, who, when, by whom and under which id
+        stays; the events go (the engine derives them again from the seed). True if done now."""
+        table_id, version = doc["id"], doc["version"]
+        raw = await self.redis.lrange(self.keys.log(table_id), 0, -1)
+        if len(raw) != version or not raw or _s(raw[0]).startswith(COMPACT):
+            return False
+        rows = [[e["seat"], e["action"], e["by"], e["ts"], e["cid"]] for e in (_entry(_s(r)) for r in raw)]
+        blob = COMPACT + base64.b64encode(zlib.compress(_dumps(rows).encode(), 9)).decode()
+        done = await self._compact_log(
+            keys=[self.keys.table(table_id), self.keys.log(table_id), self.keys.cids(table_id)],
+            args=[version, blob],
+        )
+        return bool(int(done))
+
+    async def _compacted_cid(self, table_id: str, seat: str, cid: str) -> int | None:
+        """The version ``seat`` committed under ``cid`` in a compacted log, or None."""
+        first = await self.redis.lindex(self.keys.log(table_id), 0)
+        if first is None or not _s(first).startswith(COMPACT):
+            return None
+        return next((e["version"] for e in _uncompact(_s(first)) if e["seat"] == seat and e["cid"] == cid), None)
 
     async def export_case(self, table_id: str) -> dict[str, Any]:
         """The game as a replay case (conformance/FORMAT.md with ``seed``) for ``python -m engine replay``."""

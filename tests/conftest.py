@@ -222,7 +222,7 @@ def web_init_data() -> Callable[..., str]:
 async def web_client(aiohttp_client, store):
     """``await web_client(**settings)``: an aiohttp test client of ``create_app`` on ``store``.
 
-    Defaults: a bot token (:data:`WEB_BOT_TOKEN`), no worker, fast WebSocket resync.
+    Defaults: a bot token (:data:`WEB_BOT_TOKEN`), no worker, a short WebSocket auth timeout.
     The client's ``app`` holds the store as ``client.app[webapp.keys.STORE]``.
     """
     from webapp.app import create_app
@@ -230,7 +230,7 @@ async def web_client(aiohttp_client, store):
 
     async def make(**overrides):
         values = {"bot_token": WEB_BOT_TOKEN, "local_play": False, "run_worker": False,
-                  "ws_resync_seconds": 0.3, "ws_auth_timeout": 2.0, **overrides}
+                  "ws_auth_timeout": 2.0, **overrides}
         settings = WebSettings(**values)
         return await aiohttp_client(create_app(settings, store))
 

@@ -355,11 +355,11 @@ async def test_store_unavailable_is_503(web_client, auth, store):
 
         raise redis.exceptions.ConnectionError("down")
 
-    client.app[STORE].get_table = down
+    client.app[STORE].current = down
     try:
         resp = await client.get("/api/tables/x", headers=auth(ANN))
     finally:
-        del client.app[STORE].get_table
+        del client.app[STORE].current
     assert resp.status == 503 and (await resp.json())["error"] == "unavailable"
     assert resp.headers["Retry-After"] == "1"
 

@@ -32,13 +32,16 @@ class Clock:
 
 
 class Users:
-    """A stand-in for the store's ``save_user`` (counts saves)."""
+    """A stand-in for the store's ``save_user`` / ``seen_user`` (counts saves)."""
 
     def __init__(self) -> None:
         self.saved: list = []
 
     async def save_user(self, user) -> None:
         self.saved.append(user)
+
+    async def seen_user(self, user_id, name, username=None, language=None) -> None:
+        self.saved.append((user_id, name, username, language))
 
 
 # --- the verified-initData cache -----------------------------------------------------
@@ -182,7 +185,8 @@ async def test_a_versions_state_message_is_built_once_per_seat_and_shared(store,
         return real_view(state, seat)
 
     monkeypatch.setattr(webapp.ws.engine, "view", counting)
-    frames = Frames(table, [], None)
+    known = await store.current(table.id)
+    frames = Frames(known, [], None)
     clients = [Client(None, ANN, f"u{ANN}", 4) for _ in range(3)] + [Client(None, BOB, f"u{BOB}", 4)]
     clients += [Client(None, 999, None, 4) for _ in range(2)]
     for client in clients:
@@ -275,3 +279,67 @@ async def test_the_pool_is_bounded_and_a_call_waiting_too_long_fails_as_unavaila
         assert await store.ping()  # and the pool recovers
     finally:
         await store.close()
+
+
+async def test_another_process_sends_the_committers_ready_messages_without_parsing_the_table(
+    store, store_factory
+):
+    """The committing process makes each seat's message once; a process that only watches
+    sends those texts as they are: it neither parses the document nor builds a view."""
+    import engine
+    from webapp.ws import Feed, render
+
+    seats = [Seat(seat=f"u{u}", user_id=u, name=f"P{u}") for u in (ANN, BOB)]
+    table = await store.create_table(game="prsi", seats=seats, settings=LobbySettings(players=2, turn_seconds=None))
+    watcher = await store_factory()
+    for st in (store, watcher):
+        st.live.render = render
+    feed = Feed(table.id)
+    client = Client(None, ANN, f"u{ANN}", 8)
+    feed.clients.add(client)
+    await watcher.watch(table.id, feed)
+    committer_feed = Feed(table.id)
+    await store.watch(table.id, committer_feed)
+    committer_client = Client(None, ANN, f"u{ANN}", 8)
+    committer_feed.clients.add(committer_client)
+    state = table.state
+    mover = engine.awaiting(state)[0]
+    res = await store.apply(table.id, mover, engine.computer_action(state, mover))
+    for _ in range(500):
+        if not client.queue.empty():
+            break
+        await asyncio.sleep(0.01)
+    msg, text = client.queue.get_nowait()
+    _, mine = committer_client.queue.get_nowait()
+    assert msg.get("lazy") and text == mine  # the very message the committer made
+    got = json.loads(text)
+    assert got["version"] == res.version and got["events"] == res.events and got["by"] == "player"
+    assert got["view"] == engine.view(res.table.state, f"u{ANN}")
+    known = watcher.live.peek(table.id)
+    assert known.version == res.version and known._doc is None and known._state is None
+    assert known.table.version == res.version  # parsed when asked for
+
+
+async def test_admission_refuses_while_the_event_loop_runs_late():
+    adm = Admission(limit=10, queue=10, max_wait=1.0, max_lag=0.05)
+    adm.lag = 0.2  # what watch_lag measures when the CPU cannot keep up
+    assert not await adm.acquire() and adm.running == 0
+    adm.lag = 0.0
+    assert await adm.acquire()
+    adm.release()
+
+
+async def test_the_lag_probe_sees_a_blocked_loop():
+    import time as _time
+
+    adm = Admission(max_lag=0.05)
+    probe = asyncio.create_task(adm.watch_lag(every=0.01))
+    await asyncio.sleep(0.03)
+    _time.sleep(0.2)  # the loop is held up (as by a CPU-bound burst)
+    for _ in range(100):
+        await asyncio.sleep(0.001)
+        if adm.lag > 0.05:
+            break
+    seen = adm.lag
+    probe.cancel()
+    assert seen > 0.05

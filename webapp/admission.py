@@ -3,7 +3,11 @@
 Every request under ``/api/`` and every WebSocket handshake (``/ws/``) holds one of
 ``limit`` slots while it runs. A request that finds them all taken waits its turn
 (first come, first served) for at most ``max_wait`` seconds and only while fewer than
-``queue`` others wait; otherwise it is answered at once with 503 ``overloaded`` and
+``queue`` others wait; and, when ``max_lag`` is set (``ADMIT_MAX_LAG``, for a machine of
+the service's own), none is taken while the event loop runs more than ``max_lag`` seconds
+late (the CPU, not the slots, is what runs out; on a shared machine other programs make
+every loop late, so it is off by default). Otherwise it is answered at
+once with 503 ``overloaded`` and
 ``Retry-After`` (whole seconds) and ``retry_after`` in the body. So under more load
 than the process can carry, the requests it admits stay fast and the rest learn
 quickly when to come back, instead of every request slowing down together until the
@@ -35,13 +39,16 @@ class Admission:
     ``refused`` are for logs and benchmarks.
     """
 
-    def __init__(self, limit: int = 64, queue: int = 256, max_wait: float = 0.25, retry_after: float = 1.0) -> None:
+    def __init__(self, limit: int = 64, queue: int = 256, max_wait: float = 0.25, retry_after: float = 1.0,
+                 max_lag: float | None = None) -> None:
         if limit < 1 or queue < 0 or max_wait < 0:
             raise ValueError("limit >= 1, queue >= 0, max_wait >= 0")
         self.limit = limit
         self.queue = queue
         self.max_wait = max_wait
         self.retry_after = retry_after
+        self.max_lag = max_lag
+        self.lag = 0.0  # seconds the event loop ran late at the last probe (:meth:`watch_lag`)
         self.running = 0
         self.admitted = 0
         self.refused = 0
@@ -49,6 +56,9 @@ class Admission:
 
     async def acquire(self) -> bool:
         """Take a slot (True), or False when none frees up within the bounds (refused)."""
+        if self.max_lag is not None and self.lag > self.max_lag:  # the CPU cannot keep up
+            self.refused += 1
+            return False
         if self.running < self.limit and not self._waiters:
             self.running += 1
             self.admitted += 1
@@ -77,6 +87,17 @@ class Admission:
             raise
         self.admitted += 1
         return True  # release() passed its slot on to us: running already counts it
+
+    async def watch_lag(self, every: float = 0.05) -> None:
+        """Probe the event loop's lateness every ``every`` s, for as long as it runs: a loop
+        running late means the CPU is the bottleneck, whatever the slots say."""
+        loop = asyncio.get_running_loop()
+        while True:
+            start = loop.time()
+            await asyncio.sleep(every)
+            late = max(0.0, loop.time() - start - every)
+            # smoothed over about a second: one slow moment (a GC pass) refuses nobody
+            self.lag = late if late > self.lag else self.lag + (late - self.lag) * min(1.0, every)
 
     def release(self) -> None:
         """Give a slot back: to the oldest waiter still waiting, else free it."""

@@ -23,7 +23,7 @@ from store.models import language_of
 from webapp.auth import Identity
 from webapp.clock import stamp
 from webapp.errors import ApiError, dumps
-from webapp.keys import AUTH, LIMITER, SETTINGS, STORE
+from webapp.keys import AUTH, HUB, LIMITER, SETTINGS, STORE
 from webapp.privacy import check_chat, check_table
 
 PERIODS = ("week", "month")
@@ -139,10 +139,16 @@ def path_chat_id(request: web.Request) -> int:
 
 
 async def get_table_or_404(request: web.Request) -> Any:
-    table = await request.app[STORE].get_table(request.match_info["id"])
-    if table is None:
+    """The table (a :class:`store.Table`) as this process knows it, or 404 ``not_found``."""
+    return (await known_or_404(request)).table
+
+
+async def known_or_404(request: web.Request) -> Any:
+    """The table as this process knows it (``store.current``: no Redis read once known), or 404."""
+    known = await request.app[STORE].current(request.match_info["id"])
+    if known is None:
         raise ApiError(404, "not_found", "no such table (or it expired)")
-    return table
+    return known
 
 
 # --- handlers ----------------------------------------------------------------------------
@@ -249,9 +255,9 @@ async def get_table(request: web.Request) -> web.Response:
     ``seat`` is the caller's seat or null (a spectator gets the public view). 404 ``not_found``.
     """
     who = await identify(request)
-    table = await get_table_or_404(request)
-    await check_table(request.app[STORE], table, who.id)
-    return ok(table_payload(table, table.seat_of(who.id)))
+    known = await known_or_404(request)
+    await check_table(request.app[STORE], known.table, who.id)
+    return ok(table_payload(known.table, known.seat_of(who.id)))
 
 
 async def post_action(request: web.Request) -> web.Response:
@@ -273,25 +279,28 @@ async def post_action(request: web.Request) -> web.Response:
             retry_after=round(wait, 3),
         )
     body: ActionRequest = await read_model(request, ActionRequest)
-    table = await get_table_or_404(request)
-    seat = table.seat_of(who.id)
+    known = await known_or_404(request)  # the same document the move is applied on
+    seat = known.seat_of(who.id)
     if seat is None:
         raise ApiError(403, "not_seated", "you have no seat at this table")
     if body.seat is not None and body.seat != seat:
         raise ApiError(403, "not_your_seat", "you may act only for your own seat")
     result = await request.app[STORE].apply(
-        table.id,
+        known.doc["id"],
         seat,
         body.action.as_engine(),
         client_action_id=body.client_action_id,
         expected_version=body.version,
         by="player",
+        known=known,
     )
+    feed = request.app[HUB].feeds.get(known.doc["id"])  # the sockets' view of it, if made here
+    view = feed.view(result.version, seat) if feed is not None else None
     return ok(
         {
             "version": result.version,
             "events": result.events,
-            "view": engine.view(result.table.state, seat),
+            "view": engine.view(result.table.state, seat) if view is None else view,
             "deadline": result.table.deadline,
             "duplicate": result.duplicate,
         }

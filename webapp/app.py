@@ -48,7 +48,8 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
     quiet_malformed_requests()  # a malformed request is one INFO line, not an ERROR with raw bytes
     # API bodies are limited to settings.client_max_size in webapp.api.read_body; the app's
     # own limit stays at least aiohttp's 1 MiB for the bot's webhook (updates can exceed 16 KiB).
-    admission = Admission(settings.admit_limit, settings.admit_queue, settings.admit_wait)
+    admission = Admission(settings.admit_limit, settings.admit_queue, settings.admit_wait,
+                          max_lag=settings.admit_max_lag)
     app = web.Application(
         middlewares=[error_middleware, admission_middleware(admission)],
         client_max_size=max(APP_MAX_SIZE, settings.client_max_size),
@@ -63,6 +64,7 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
     app[SOCKETS] = weakref.WeakSet()
 
     app.cleanup_ctx.append(ws.hub_ctx)
+    app.cleanup_ctx.append(lag_ctx)
     if settings.run_worker:
         app.cleanup_ctx.append(worker_ctx)
     app.on_shutdown.append(ws.close_sockets)
@@ -78,6 +80,18 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
     app.router.add_get("/static/{path:.+}", static_file, name="static")
     app.router.add_get("/{path:[^/]+(/[^/]+)*}", static_file, name="static_root")
     return app
+
+
+async def lag_ctx(app: web.Application) -> AsyncIterator[None]:
+    """cleanup_ctx: the admission's event-loop lateness probe (one task per process)."""
+    if app[ADMISSION].max_lag is None:  # shedding by lateness is off: nothing to probe
+        yield
+        return
+    task = asyncio.create_task(app[ADMISSION].watch_lag(), name="admission-lag")
+    yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 async def worker_ctx(app: web.Application) -> AsyncIterator[None]:

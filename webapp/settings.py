@@ -45,13 +45,15 @@ class WebSettings(BaseSettings):
     ws_heartbeat: float = Field(25.0, alias="WS_HEARTBEAT", description="protocol-level ping interval")
     ws_send_queue: int = Field(8, alias="WS_SEND_QUEUE", description="messages queued per socket before collapsing")
     ws_send_timeout: float = Field(15.0, alias="WS_SEND_TIMEOUT", description="a send stuck longer closes the socket")
-    ws_resync_seconds: float = Field(5.0, alias="WS_RESYNC_SECONDS", description="poll for versions pub/sub lost")
     ws_per_user: int = Field(12, alias="WS_PER_USER", description="open sockets per user (all processes)")
     presence_ttl: int = Field(30, alias="PRESENCE_TTL")
     presence_flush: float = Field(0.25, alias="PRESENCE_FLUSH", description="seconds between presence batches")
     admit_limit: int = Field(64, alias="ADMIT_LIMIT", ge=1, description="requests served at once per process")
     admit_queue: int = Field(256, alias="ADMIT_QUEUE", ge=0, description="requests waiting for a slot at most")
     admit_wait: float = Field(0.25, alias="ADMIT_WAIT", ge=0, description="seconds a request may wait for a slot")
+    admit_max_lag: float | None = Field(None, alias="ADMIT_MAX_LAG", gt=0,
+                                        description="event-loop lateness (s) beyond which new requests are "
+                                                    "refused; unset: off (a machine of the service's own: 0.5)")
     run_worker: bool = Field(True, alias="RUN_WORKER", description="run store.run_worker in this process")
 
     @property

@@ -23,9 +23,10 @@ Protocol (JSON text frames):
   ``idle`` (4408), ``gone`` (4404: the table expired), ``too_many`` (4429: more than
   ``WS_PER_USER`` sockets of one user in this process), ``internal`` (1011).
 
-One subscription (``store.subscribe``) per table per process feeds every local socket
-of that table; each socket has its own bounded send queue and writer task, so a slow
-client never stalls its table. Sockets are tracked in the app and closed on shutdown.
+The store's live feed (:mod:`store.live`: one pub/sub connection per process, the
+commit's own document in each message) feeds one :class:`Feed` per table, which feeds
+every local socket of that table; each socket has its own bounded send queue and
+writer task, so a slow client never stalls its table. Sockets are tracked in the app and closed on shutdown.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+import orjson
 from aiohttp import WSCloseCode, WSMsgType, web
 
 import engine
@@ -88,14 +90,16 @@ class Client:
         try:
             self.queue.put_nowait((msg, text))
         except asyncio.QueueFull:
-            self._collapse(msg)
+            self._collapse(orjson.loads(text) if msg.get("lazy") else msg)  # type: ignore[arg-type]
 
     def _collapse(self, msg: dict[str, Any]) -> None:
         others: list[dict[str, Any]] = []
         events: list[dict[str, Any]] = []
         newest: dict[str, Any] | None = None
         while not self.queue.empty():
-            queued, _ = self.queue.get_nowait()
+            queued, text = self.queue.get_nowait()
+            if queued.get("lazy"):  # a ready-made text: its message is needed now
+                queued = orjson.loads(text)  # type: ignore[arg-type]
             if queued.get("type") == "state":
                 events.extend(queued.get("events") or [])
                 newest = queued
@@ -151,24 +155,57 @@ def state_message(
 class Frames:
     """One version's state messages, built and serialised once per seat, for every socket.
 
-    ``frames.get(seat)`` → ``(message, text)`` for :meth:`Client.offer`.
+    ``known``: the version (:class:`store.live.Known`); ``events``/``by``: what the
+    messages carry (None: the move's own); ``texts``: messages already made by the
+    committing process (carried by the commit's pub/sub message), sent as they are.
+    ``frames.get(seat)`` → ``(message, text)`` for :meth:`Client.offer` (``message``
+    is a stub ``{type, version, lazy}`` for a ready-made text).
     """
 
-    __slots__ = ("_by", "_events", "_out", "_seats", "_table")
+    __slots__ = ("_by", "_events", "_known", "_out", "_seats", "_texts")
 
-    def __init__(self, table: Any, events: list[dict[str, Any]], by: str | None) -> None:
-        self._table, self._events, self._by = table, events, by
+    def __init__(self, known: Any, events: list[dict[str, Any]] | None = None, by: str | None = None,
+                 texts: dict[str, str] | None = None) -> None:
+        self._known, self._events, self._by, self._texts = known, events, by, texts or {}
         self._seats: list[dict[str, Any]] | None = None
         self._out: dict[str | None, tuple[dict[str, Any], str]] = {}
 
     def get(self, seat: str | None) -> tuple[dict[str, Any], str]:
         got = self._out.get(seat)
         if got is None:
-            if self._seats is None:
-                self._seats = [s.model_dump() for s in self._table.seats]
-            msg = state_message(self._table, seat, self._events, self._by, self._seats)
-            got = self._out[seat] = (msg, dumps(msg))
+            text = self._texts.get(seat) if seat is not None else None
+            if text is not None:
+                got = ({"type": "state", "version": self._known.version, "lazy": True}, text)
+            else:
+                got = self._make(seat)
+            self._out[seat] = got
         return got
+
+    def _make(self, seat: str | None) -> tuple[dict[str, Any], str]:
+        known = self._known
+        events, by = self._events, self._by
+        if events is None:
+            move = known.move
+            events, by = list(move.get("events") or []), move.get("by")
+        table = known.table
+        if self._seats is None:
+            self._seats = [s.model_dump() for s in table.seats]
+        msg = state_message(table, seat, events, by, self._seats)
+        return msg, dumps(msg)
+
+    def view(self, seat: str | None) -> dict[str, Any] | None:
+        """``seat``'s view if its message was made here (not ready-made elsewhere)."""
+        got = self._out.get(seat)
+        if got is None and seat not in self._texts:
+            got = self.get(seat)
+        return None if got is None or got[0].get("lazy") else got[0]["view"]
+
+
+def render(known: Any, events: list[dict[str, Any]], by: str | None) -> dict[str, str]:
+    """``store.live.Live.render``: every person's seat's message of ``known``, made once by
+    the committing process (spectators' are made where they watch)."""
+    frames = known.rendered = Frames(known, events, by)
+    return {s["seat"]: frames.get(s["seat"])[1] for s in known.doc["seats"] if s["user_id"] is not None}
 
 
 def log_events(entries: list[dict[str, Any]], upto: int) -> tuple[list[dict[str, Any]], str | None]:
@@ -184,143 +221,94 @@ def log_events(entries: list[dict[str, Any]], upto: int) -> tuple[list[dict[str,
 
 
 class Feed:
-    """One table's subscription, fanned out to the local :class:`Client` sockets.
+    """One table's local sockets, fed by the store's live feed (:mod:`store.live`).
 
-    Each pub/sub message triggers one ``get_table``; every client gets the view of its
-    seat (computed once per seat). Versions pub/sub missed (a reconnect, or commits
-    before the subscription was live) are caught up from ``store.log`` and by polling
-    the table version every ``resync`` seconds.
+    A listener of ``store.watch``: :meth:`deliver` is called once per version, in
+    order, with the new version's document already in memory (from this process's own
+    commit or the commit's pub/sub message): no Redis read. Each seat's message is
+    built and serialised once (:class:`Frames`) for all its sockets.
     """
 
-    def __init__(self, store: Any, table_id: str, resync: float) -> None:
-        self.store = store
+    def __init__(self, table_id: str) -> None:
         self.table_id = table_id
-        self.resync = resync
         self.clients: set[Client] = set()
         self.version = -1  # newest version fanned out
-        self._lock = asyncio.Lock()
-        self._task: asyncio.Task | None = None
+        self.watching: asyncio.Future | None = None  # store.watch, under way or done
+        self.frames: Frames | None = None  # the newest version's messages
 
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name=f"feed:{self.table_id}")
+    def view(self, version: int, seat: str | None) -> dict[str, Any] | None:
+        """``seat``'s view of ``version`` if that is the newest one fanned out (built once)."""
+        if self.frames is None or self.version != version:
+            return None
+        return self.frames.view(seat)
 
-    async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-
-    async def _run(self) -> None:
-        poller = asyncio.create_task(self._poll())
-        try:
-            backoff = 0.2
-            while True:
-                try:
-                    async for msg in self.store.subscribe(self.table_id):
-                        backoff = 0.2
-                        await self.publish(msg)
-                except asyncio.CancelledError:
-                    raise
-                except Exception as e:
-                    log.warning("feed %s: subscription failed: %s", self.table_id, e)
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 5.0)
-                await self.publish(None)  # catch up whatever the gap hid
-        finally:
-            poller.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await poller
-
-    async def _poll(self) -> None:
-        # The first pass comes soon: commits made while the subscription was being set up.
-        delay = min(self.resync, 0.5)
-        while True:
-            await asyncio.sleep(delay)
-            delay = self.resync
-            try:
-                await self.publish(None)
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:
-                log.warning("feed %s: resync failed: %s", self.table_id, e)
-
-    async def publish(self, msg: dict[str, Any] | None) -> None:
-        """Fan out the table's newest version (``msg``: the pub/sub message, None to resync)."""
-        async with self._lock:
-            if msg is not None and msg.get("version", 0) <= self.version:
-                return
-            if msg is None and self.version >= 0:  # a resync: load the table only when it moved on
-                version = await self.store.table_version(self.table_id)
-                if version is not None and version <= self.version:
-                    return
-            table = await self.store.get_table(self.table_id)
-            if table is None:
-                self._offer_all({"type": "error", "error": "gone", "detail": "the table expired"})
-                return
-            if table.version <= self.version:
-                return
-            if msg is not None and msg.get("version") == table.version and (
-                self.version < 0 or self.version == table.version - 1
-            ):
-                events, by = list(msg.get("events") or []), msg.get("by")
-            else:
-                # Versions came together (or pub/sub lost some): their events from the log.
-                base = self.version if self.version >= 0 else (msg["version"] - 1 if msg else table.version)
-                base = max(base, table.version - MAX_CATCHUP)
-                events, by = [], None
-                if base < table.version:
-                    entries = await self.store.log(self.table_id, since=base)
-                    events, by = log_events(entries, table.version)
-            self.version = table.version
-            frames = Frames(table, events, by)
-            for client in list(self.clients):
-                client.offer(*frames.get(client.seat))
-
-    def _offer_all(self, msg: dict[str, Any]) -> None:
+    def deliver(self, known: Any, events: list[dict[str, Any]] | None, by: str | None, lagged: bool,
+                texts: dict[str, str] | None = None) -> None:
+        """Fan out ``known`` (a :class:`store.live.Known`) with the events since the last one
+        (None: its move's own) and, when the committing process made them, each seat's text."""
+        if known.version <= self.version:
+            return
+        self.version = known.version
+        if events is None and isinstance(known.rendered, Frames):
+            frames = known.rendered  # this process committed it: the messages are made
+        else:
+            frames = Frames(known, events, by, texts)
+        self.frames = frames
         for client in list(self.clients):
-            client.offer(msg)
+            client.offer(*frames.get(client.seat))
+
+    def gone(self) -> None:
+        """The table expired: every socket is told and closed."""
+        for client in list(self.clients):
+            client.offer({"type": "error", "error": "gone", "detail": "the table expired"})
 
 
 class Hub:
-    """All :class:`Feed` s of this process: ``join`` starts a table's feed, the last ``leave`` stops it."""
+    """All :class:`Feed` s of this process: the first socket of a table starts watching it,
+    the last one to leave stops. (The per-user cap is ``webapp.ratelimit.SocketLeases``, across processes.)"""
 
-    def __init__(self, store: Any, resync: float = 5.0) -> None:
+    def __init__(self, store: Any) -> None:
         self.store = store
-        self.resync = resync
         self.feeds: dict[str, Feed] = {}
 
-    def count(self, user_id: int) -> int:
-        """Open sockets of ``user_id`` in this process."""
-        return sum(1 for feed in self.feeds.values() for c in feed.clients if c.user_id == user_id)
-
-    def join(self, table_id: str, client: Client) -> Feed:
+    async def feed(self, table_id: str) -> Feed:
+        """The table's feed, watching the table (started on first use)."""
         feed = self.feeds.get(table_id)
         if feed is None:
-            feed = self.feeds[table_id] = Feed(self.store, table_id, self.resync)
-            feed.start()
-        feed.clients.add(client)
+            feed = self.feeds[table_id] = Feed(table_id)
+            feed.watching = asyncio.ensure_future(self.store.watch(table_id, feed))
+        try:
+            await asyncio.shield(feed.watching)
+        except BaseException:
+            if self.feeds.get(table_id) is feed and not feed.clients:
+                del self.feeds[table_id]
+            raise
         return feed
 
-    async def leave(self, table_id: str, client: Client) -> None:
+    def join(self, feed: Feed, client: Client) -> None:
+        feed.clients.add(client)
+
+    def leave(self, table_id: str, client: Client) -> None:
         feed = self.feeds.get(table_id)
-        if feed is None:
+        if feed is None or client not in feed.clients:
             return
         feed.clients.discard(client)
         if not feed.clients:
             del self.feeds[table_id]
-            await feed.stop()
+            self.store.unwatch(table_id, feed)
 
     async def close(self) -> None:
         feeds, self.feeds = list(self.feeds.values()), {}
         for feed in feeds:
-            await feed.stop()
+            self.store.unwatch(feed.table_id, feed)
 
 
 async def hub_ctx(app: web.Application) -> AsyncIterator[None]:
     """cleanup_ctx: the :class:`Hub` and the batched :class:`~webapp.presence.Presence`
     writer for the app's lifetime; the feeds stopped and pending presence written at cleanup."""
     settings = app[SETTINGS]
-    app[HUB] = Hub(app[STORE], resync=settings.ws_resync_seconds)
+    app[HUB] = Hub(app[STORE])
+    app[STORE].live.render = render  # each seat's message made once, by the committing process
     app[PRESENCE] = Presence(app[STORE], ttl=settings.presence_ttl, flush=settings.presence_flush)
     app[PRESENCE].start()
     yield
@@ -402,8 +390,7 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
             since = _since(request.query.get("since"))
         except ValueError as e:
             raise ApiError(400, "bad_request", str(e)) from None
-    table = await store.get_table(table_id)
-    if table is None:
+    if await store.current(table_id) is None:
         raise ApiError(404, "not_found", "no such table (or it expired)")
     ws = web.WebSocketResponse(
         heartbeat=settings.ws_heartbeat, max_msg_size=settings.ws_max_msg_size, autoping=True
@@ -445,34 +432,47 @@ async def _serve(
 ) -> None:
     app = request.app
     settings, store, hub = app[SETTINGS], app[STORE], app[HUB]
-    table = await store.get_table(table_id)
-    if table is None:
-        await _fail(ws, CLOSE_GONE, "gone", "the table expired")
-        return
-    seat = table.seat_of(who.id)
-    if seat is None and not await may_see_table(store, table, who.id):
-        await _fail(ws, CLOSE_FORBIDDEN, "not_in_chat", "only people in that chat see its tables")
-        return
-    client = Client(ws, who.id, seat, settings.ws_send_queue)
-    writer = asyncio.create_task(client.writer(settings.ws_send_timeout), name=f"ws-writer:{table_id}")
-    hub.join(table_id, client)
+    feed = await hub.feed(table_id)  # watching from here on: no version can fall in between
+    client: Client | None = None
+    writer: asyncio.Task | None = None
     try:
+        first = await store.current(table_id)
+        if first is not None and first.seat_of(who.id) is None and not await may_see_table(
+            store, first.table, who.id
+        ):
+            await _fail(ws, CLOSE_FORBIDDEN, "not_in_chat", "only people in that chat see its tables")
+            return
+        while True:
+            known = await store.current(table_id)
+            if known is None:
+                await _fail(ws, CLOSE_GONE, "gone", "the table expired")
+                return
+            events: list[dict[str, Any]] = []
+            by = None
+            if since is not None and 0 < known.version - since <= MAX_CATCHUP:
+                entries = await store.log(table_id, since=since)
+                events, by = log_events(entries, known.version)
+            newest = store.live.peek(table_id)
+            if newest is None or newest.version == known.version:
+                break  # nothing moved on while the log was read (else: again, on the newer one)
+        seat = known.seat_of(who.id)
+        client = Client(ws, who.id, seat, settings.ws_send_queue)
+        client.offer(*Frames(known, events, by).get(seat))  # the snapshot, then every version
+        hub.join(feed, client)
+        writer = asyncio.create_task(client.writer(settings.ws_send_timeout), name=f"ws-writer:{table_id}")
         if seat is not None:
             app[PRESENCE].touch(table_id, who.id)
-        # The snapshot, read after joining the feed so no version falls in between.
-        table = await store.get_table(table_id) or table
-        events: list[dict[str, Any]] = []
-        by = None
-        if since is not None and 0 < table.version - since <= MAX_CATCHUP:
-            entries = await store.log(table_id, since=since)
-            events, by = log_events(entries, table.version)
-        client.offer(state_message(table, seat, events, by))
         await _read(ws, client, request, table_id)
     finally:
-        await hub.leave(table_id, client)
-        writer.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await writer
+        if client is not None:
+            hub.leave(table_id, client)
+        elif table_id in hub.feeds and not hub.feeds[table_id].clients:
+            hub.feeds.pop(table_id)
+            store.unwatch(table_id, feed)
+        if writer is not None:
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await writer
 
 
 async def _read(ws: web.WebSocketResponse, client: Client, request: web.Request, table_id: str) -> None:

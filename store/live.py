@@ -1,0 +1,502 @@
+"""The live tables of one process: the last document it saw of each, kept fresh by the commits.
+
+A move's path is one straight line (DESIGN.md, issue 11):
+
+    POST → :meth:`Live.current` (the known document, no Redis read)
+         → ``Tables.apply`` (the engine on that document, then ``commit.lua``: one round trip)
+         → the commit publishes the new document itself
+         → :meth:`Live.committed` here, and :meth:`Live._on_message` in every other process
+         → each listener (``webapp.ws.Feed``) → each socket.
+
+* **One pub/sub connection per process** carries the channels of every table this
+  process knows; a table is subscribed when first asked for (:meth:`Live.current`,
+  :meth:`Live.watch`) and dropped once nothing listens and it was not used for
+  :data:`IDLE` seconds (checked by the reader itself, not a timer per table).
+* **The message is the commit** (:func:`pack`): the new version, its document (holding
+  the move's ``{seat, by, events}`` as ``move``) and each seat's ready state message,
+  rendered and serialised once by the committing process (:attr:`Live.render`, set by
+  the web app). Other processes send those texts to their sockets as they are, and
+  parse the document only when they need it (a move posted to them, a new socket);
+  the process that committed skips its own echo by the version prefix alone.
+* **Resync only after a real gap**: a version more than one ahead of the known one
+  reads the missing events from the log (one ``LRANGE``); a reconnect of the pub/sub
+  connection re-reads every known table once. Nothing polls.
+
+Listeners are objects with ``deliver(known, events, by, lagged, texts)`` (called in
+version order, never twice for a version, synchronously from the reader or the
+committing call; ``events``/``by`` None mean the move's own, ``known.move``; ``texts``
+the ready seat messages, if any) and ``gone()`` (the table expired).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from redis.asyncio.client import PubSub
+
+import engine
+from store.common import _loads, _s
+from store.connect import is_cluster
+from store.models import LobbySettings, Seat, Table
+
+log = logging.getLogger("karty.store.live")
+
+IDLE = 120.0  # seconds a table nobody listens to stays subscribed after its last use
+MAX_TABLES = 20_000  # tables one process keeps at most (least recently used dropped first)
+CHECK_EVERY = 1.0  # seconds between the reader's wake-ups (idle tables, a dead connection)
+RESYNC_AFTER = 0.2  # seconds after a reconnect before every known table is read again
+MAX_CATCHUP = 100  # versions of missing events read from the log at most (older: snapshot only)
+
+
+class Known:
+    """One version of a table as this process knows it.
+
+    ``doc``: the stored document (dict; never changed in place); ``state``: its engine
+    state; ``version``; :meth:`table` the :class:`~store.models.Table` (built once).
+    """
+
+    __slots__ = ("_doc", "_raw", "_state", "_table", "rendered", "version")
+
+    def __init__(self, doc: dict[str, Any] | None = None, state: Any = None, *,
+                 raw: str | None = None, version: int | None = None) -> None:
+        self._doc = doc
+        self._raw = raw  # the document's JSON text, parsed on first use (a message's)
+        self._state = state
+        self.version: int = doc["version"] if doc is not None else int(version)  # type: ignore[arg-type]
+        self._table: Table | None = None
+        self.rendered: Any = None  # what Live.render made of this version (the web app's)
+
+    @classmethod
+    def parse(cls, raw: str | bytes) -> Known:
+        """From the stored document's JSON text."""
+        return cls(_loads(_s(raw)))
+
+    @property
+    def doc(self) -> dict[str, Any]:
+        """The stored document (parsed on first use)."""
+        if self._doc is None:
+            self._doc = _loads(self._raw)  # type: ignore[arg-type]
+        return self._doc
+
+    @property
+    def state(self) -> Any:
+        """The engine state (loaded on first use)."""
+        if self._state is None:
+            self._state = engine.load(self.doc["state"])
+        return self._state
+
+    @property
+    def table(self) -> Table:
+        """The :class:`Table` of this version (built on first use)."""
+        if self._table is None:
+            doc = self.doc
+            self._table = Table(
+                id=doc["id"], game=doc["game"], chat_id=doc["chat_id"], thread_id=doc["thread_id"],
+                lobby_id=doc["lobby_id"], seats=[Seat(**s) for s in doc["seats"]],
+                settings=LobbySettings(**doc["settings"]), state=self.state, version=doc["version"],
+                deadline=doc.get("deadline"), rated=doc["rated"], created=doc["created"],
+            )
+        return self._table
+
+    def seat_of(self, user_id: int) -> str | None:
+        """The seat id of ``user_id`` here, or ``None`` (no model built)."""
+        return next((s["seat"] for s in self.doc["seats"] if s["user_id"] == user_id), None)
+
+    @property
+    def move(self) -> dict[str, Any]:
+        """``{seat, by, events}`` of the commit that made this version (empty at version 0)."""
+        return self.doc.get("move") or {}
+
+
+#: ``render(known, events, by)`` → ``{seat: text}``: each seat's message of a version,
+#: made once by the committing process and carried by the commit's message to all.
+Render = Callable[[Known, list, str | None], dict[str, str]]
+
+
+def pack(version: int, doc: str, texts: dict[str, str] | None) -> tuple[str, str]:
+    """The commit message's head and tail around the document: ``head + doc + tail`` is
+    ``"<version>|<len(doc)>|<seat>:<len>;…|<doc><text>…"`` (lengths in characters)."""
+    texts = texts or {}
+    index = ";".join(f"{seat}:{len(text)}" for seat, text in texts.items())
+    return f"{version}|{len(doc)}|{index}|", "".join(texts.values())
+
+
+def unpack(data: str) -> tuple[int, str, dict[str, str]]:
+    """``(version, document text, {seat: text})`` of a commit message (:func:`pack`)."""
+    head, _, rest = data.partition("|")
+    size, _, rest = rest.partition("|")
+    index, _, body = rest.partition("|")
+    n = int(size)
+    texts: dict[str, str] = {}
+    pos = n
+    if index:
+        for part in index.split(";"):
+            seat, _, length = part.rpartition(":")
+            end = pos + int(length)
+            texts[seat] = body[pos:end]
+            pos = end
+    return int(head), body[:n], texts
+
+
+class Listener(Protocol):
+    def deliver(self, known: Known, events: list[dict[str, Any]], by: str | None, lagged: bool,
+                texts: dict[str, str] | None = None) -> None: ...
+
+    def gone(self) -> None: ...
+
+
+class _Entry:
+    __slots__ = ("channel", "deferred", "expect", "known", "listeners", "pending", "ready", "table_id", "used")
+
+    def __init__(self, table_id: str, channel: str) -> None:
+        self.table_id = table_id
+        self.channel = channel
+        self.known: Known | None = None
+        self.listeners: set[Listener] = set()
+        self.pending: list[Known] | None = None  # while catching up: newer versions waiting
+        self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()  # subscribed
+        self.used = time.monotonic()
+        self.expect: int | None = None  # a version this process is committing right now
+        self.deferred: str | None = None  # its message, if it came before the commit's answer
+
+
+class _LivePubSub(PubSub):
+    """redis-py's pub/sub, telling :class:`Live` of every (re)connect (after resubscribing)."""
+
+    def __init__(self, live: Live, pool: Any) -> None:
+        super().__init__(pool)
+        self.live = live
+
+    async def on_connect(self, connection: Any) -> None:
+        await super().on_connect(connection)
+        self.live._connected()
+
+
+class Live:
+    """The known tables of one store (one process) and their one pub/sub connection.
+
+    ``store``: the :class:`store.Store` (for its Redis client, keys and log reads).
+    """
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.entries: dict[str, _Entry] = {}
+        self.by_channel: dict[str, _Entry] = {}
+        self._pubsub: Any = None
+        self._reader: asyncio.Task | None = None
+        self._connects = 0
+        self._closed = False
+        self._tasks: set[asyncio.Task] = set()
+        self.render: Render | None = None  # set by the web app: each seat's message, made once
+        self.messages = 0  # pub/sub messages received (benchmarks, tests)
+        self.parsed = 0  # of those, parsed (the rest were this process's own commits or old)
+        self.resyncs = 0  # tables read again after a gap or a reconnect
+
+    # ------------------------------------------------------------------ asking
+    def peek(self, table_id: str) -> Known | None:
+        """The known version of a subscribed table, without any I/O (None: not known here)."""
+        entry = self.entries.get(table_id)
+        if entry is None or not entry.ready.done() or entry.pending is not None:
+            return None
+        entry.used = time.monotonic()
+        return entry.known
+
+    async def current(self, table_id: str) -> Known | None:
+        """The table as known here; the first call for a table subscribes and reads it once.
+
+        None when the table does not exist (or expired). Later calls cost no Redis
+        read: the commits keep it fresh.
+        """
+        entry = await self._entry(table_id)
+        if entry.known is None:
+            raw = await self.store.redis.hget(self.store.keys.table(table_id), "doc")
+            if not raw:
+                if entry.known is None and not entry.listeners:
+                    self._drop(entry)
+                return None
+            self._incoming(entry, Known.parse(raw))
+        entry.used = time.monotonic()
+        return entry.known
+
+    async def watch(self, table_id: str, listener: Listener) -> Known | None:
+        """Call ``listener`` with every version after the returned one (the current, or None when gone)."""
+        entry = await self._entry(table_id)
+        entry.listeners.add(listener)
+        known = await self.current(table_id)
+        if known is None:
+            entry.listeners.discard(listener)
+        return known
+
+    def unwatch(self, table_id: str, listener: Listener) -> None:
+        """Stop calling ``listener`` (the table stays known until idle)."""
+        entry = self.entries.get(table_id)
+        if entry is not None:
+            entry.listeners.discard(listener)
+            entry.used = time.monotonic()
+
+    # ------------------------------------------------------------------ news
+    def expect(self, table_id: str, version: int) -> None:
+        """This process is committing ``version``: should its message come before the
+        commit's answer, it is kept unparsed (:meth:`committed` has the document at hand)."""
+        entry = self.entries.get(table_id)
+        if entry is not None:
+            entry.expect = version
+
+    def committed(self, known: Known, texts: dict[str, str] | None = None) -> None:
+        """This process committed ``known`` (called by ``Tables.apply``): fan it out here now."""
+        entry = self.entries.get(known.doc["id"])
+        if entry is not None:
+            entry.expect, entry.deferred = None, None
+            if entry.ready.done():
+                self._incoming(entry, known, texts)
+
+    def abandon(self, table_id: str, current: Known | None = None) -> None:
+        """The commit :meth:`expect` announced did not happen (a conflict answered with
+        ``current``, or an error): whatever was held back is delivered after all."""
+        entry = self.entries.get(table_id)
+        if entry is None:
+            return
+        deferred, entry.expect, entry.deferred = entry.deferred, None, None
+        if not entry.ready.done():
+            return
+        if current is not None:
+            self._incoming(entry, current)
+        if deferred is not None:
+            try:
+                version, doc, texts = unpack(deferred)
+                self._incoming(entry, Known(raw=doc, version=version), texts)
+            except Exception:
+                log.exception("live: unreadable message of %s", table_id)
+
+    def _on_message(self, channel: str, data: str) -> None:
+        self.messages += 1
+        entry = self.by_channel.get(channel)
+        if entry is None:
+            return
+        head, _, _ = data.partition("|")
+        try:
+            version = int(head)
+        except ValueError:
+            log.warning("live: bad message on %s", channel)
+            return
+        newest = entry.pending[-1].version if entry.pending else (entry.known.version if entry.known else -1)
+        if version <= newest:
+            return  # our own commit (already delivered) or an old one
+        if version == entry.expect:  # our own commit, its answer not read yet
+            entry.deferred = data
+            return
+        self.parsed += 1
+        try:
+            version, doc, texts = unpack(data)
+        except Exception:
+            log.exception("live: unreadable message on %s", channel)
+            return
+        # The document is parsed only when needed: the seats' messages are ready-made.
+        self._incoming(entry, Known(raw=doc, version=version), texts)
+
+    def _incoming(self, entry: _Entry, known: Known, texts: dict[str, str] | None = None) -> None:
+        """A version of ``entry`` arrived (commit, message, read): deliver in order, or catch up."""
+        if entry.pending is not None:
+            if known.version > (entry.pending[-1].version if entry.pending else -1):
+                entry.pending.append(known)
+            return
+        have = entry.known
+        if have is not None and known.version <= have.version:
+            return
+        if have is None or known.version == have.version + 1 or not entry.listeners:
+            entry.known = known
+            if have is not None and entry.listeners:
+                # events/by None: the move's own (``known.move``), read only if a message must be made here
+                self._deliver(entry, known, None, None, False, texts)
+            return
+        entry.pending = [known]  # a skipped version: its events come from the log
+        self._spawn(self._catch_up(entry))
+
+    async def _catch_up(self, entry: _Entry) -> None:
+        try:
+            while entry.pending:
+                newest = entry.pending[-1]
+                entry.pending = []
+                base = entry.known.version if entry.known is not None else newest.version - 1
+                base = max(base, newest.version - MAX_CATCHUP)
+                events: list[dict[str, Any]] = []
+                by = newest.move.get("by")
+                try:
+                    for item in await self.store.log(entry.table_id, since=base):
+                        if item.get("version", 0) > newest.version:
+                            break
+                        events.extend(item.get("events") or [])
+                        by = item.get("by", by)
+                except Exception as e:  # the snapshot still goes out; only the events are lost
+                    log.warning("live: events of %s after %s unreadable: %s", entry.table_id, base, e)
+                    events = list(newest.move.get("events") or [])
+                self.resyncs += 1
+                if entry.known is None or newest.version > entry.known.version:
+                    entry.known = newest
+                    self._deliver(entry, newest, events, by, True)
+        finally:
+            entry.pending = None
+
+    def _deliver(self, entry: _Entry, known: Known, events: list, by: str | None, lagged: bool,
+                 texts: dict[str, str] | None = None) -> None:
+        for listener in list(entry.listeners):
+            try:
+                listener.deliver(known, events, by, lagged, texts)
+            except Exception:
+                log.exception("live: a listener of %s failed", entry.table_id)
+
+    def _gone(self, entry: _Entry) -> None:
+        for listener in list(entry.listeners):
+            with contextlib.suppress(Exception):
+                listener.gone()
+        self._drop(entry)
+
+    # ------------------------------------------------------------------ subscriptions
+    async def _entry(self, table_id: str) -> _Entry:
+        entry = self.entries.get(table_id)
+        if entry is None:
+            if self._closed:
+                raise RuntimeError("the store is closed")
+            channel = self.store.keys.events(table_id)
+            entry = self.entries[table_id] = self.by_channel[channel] = _Entry(table_id, channel)
+            if len(self.entries) > MAX_TABLES:
+                self._trim()
+            try:
+                await self._subscribe(entry)
+            except BaseException:
+                self._drop(entry)
+                raise
+        if not entry.ready.done():
+            await asyncio.shield(entry.ready)
+        return entry
+
+    async def _subscribe(self, entry: _Entry) -> None:
+        if self._pubsub is None:
+            self._pubsub = self._new_pubsub()
+        await self._pubsub.subscribe(entry.channel)
+        if self._reader is None or self._reader.done():
+            self._reader = asyncio.create_task(self._read(), name="store-live")
+        await asyncio.wait_for(asyncio.shield(entry.ready), 5.0)
+
+    def _new_pubsub(self) -> Any:
+        if is_cluster(self.store.redis):  # redis-py's cluster pub/sub; a failure restarts it (_read)
+            return self.store.redis.pubsub()
+        return _LivePubSub(self, self.store.redis.connection_pool)
+
+    def _connected(self) -> None:
+        """redis-py reconnected the pub/sub connection (and resubscribed): commits may
+        have been missed meanwhile. (A pool connection's first connect calls no callback.)"""
+        self._connects += 1
+        self._spawn(self._resync_all(RESYNC_AFTER))
+
+    async def _read(self) -> None:
+        backoff = 0.1
+        last_check = time.monotonic()
+        while not self._closed:
+            pubsub = self._pubsub
+            try:
+                msg = await pubsub.get_message(timeout=CHECK_EVERY)
+                backoff = 0.1
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # the connection is gone and redis-py gave up: start afresh
+                log.warning("live: pub/sub failed: %s", e)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 5.0)
+                await self._restart(pubsub)
+                continue
+            if msg is not None:
+                kind = msg.get("type")
+                if kind == "message":
+                    self._on_message(_s(msg["channel"]), _s(msg["data"]))
+                elif kind == "subscribe":
+                    entry = self.by_channel.get(_s(msg["channel"]))
+                    if entry is not None and not entry.ready.done():
+                        entry.ready.set_result(None)
+            now = time.monotonic()
+            if now - last_check >= CHECK_EVERY:
+                last_check = now
+                await self._forget_idle(now)
+
+    async def _restart(self, old: Any) -> None:
+        with contextlib.suppress(Exception):
+            await old.aclose()
+        self._pubsub = self._new_pubsub()
+        self._connects += 1
+        channels = list(self.by_channel)
+        try:
+            if channels:
+                await self._pubsub.subscribe(*channels)
+        except Exception as e:
+            log.warning("live: resubscribing failed: %s", e)
+        self._spawn(self._resync_all(RESYNC_AFTER))
+
+    async def _resync_all(self, delay: float) -> None:
+        """Read every known table once (after a reconnect) and deliver what moved on."""
+        await asyncio.sleep(delay)
+        entries = [e for e in self.entries.values() if e.known is not None]
+        for start in range(0, len(entries), 200):
+            chunk = entries[start:start + 200]
+            pipe = self.store.redis.pipeline(transaction=False)
+            for entry in chunk:
+                pipe.hget(self.store.keys.table(entry.table_id), "version")
+            try:
+                versions = await pipe.execute()
+            except Exception as e:
+                log.warning("live: resync failed: %s", e)
+                return
+            for entry, version in zip(chunk, versions, strict=True):
+                if version is None:
+                    self._gone(entry)
+                elif entry.known is not None and int(_s(version)) > entry.known.version:
+                    raw = await self.store.redis.hget(self.store.keys.table(entry.table_id), "doc")
+                    if raw:
+                        self._incoming(entry, Known.parse(raw))
+
+    async def _forget_idle(self, now: float) -> None:
+        idle = [e for e in self.entries.values() if not e.listeners and now - e.used > IDLE and e.ready.done()]
+        if not idle:
+            return
+        for entry in idle:
+            self._drop(entry, unsubscribe=False)
+        await self._unsubscribe(*(e.channel for e in idle))
+
+    def _trim(self) -> None:
+        quiet = sorted((e for e in self.entries.values() if not e.listeners), key=lambda e: e.used)
+        for entry in quiet[: max(1, len(self.entries) - MAX_TABLES)]:
+            self._drop(entry)
+
+    def _drop(self, entry: _Entry, unsubscribe: bool = True) -> None:
+        if self.entries.get(entry.table_id) is entry:
+            del self.entries[entry.table_id]
+            self.by_channel.pop(entry.channel, None)
+            if unsubscribe and self._pubsub is not None and not self._closed:
+                self._spawn(self._unsubscribe(entry.channel))
+
+    async def _unsubscribe(self, *channels: str) -> None:
+        with contextlib.suppress(Exception):
+            await self._pubsub.unsubscribe(*channels)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def close(self) -> None:
+        """Stop the reader and close the pub/sub connection."""
+        self._closed = True
+        tasks = [t for t in (self._reader, *self._tasks) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self._pubsub is not None:
+            with contextlib.suppress(Exception):
+                await self._pubsub.aclose()
+        self._pubsub = None

@@ -1,0 +1,185 @@
+"""The live path in the store: one round trip per committed move, apply on the known
+document, conflicts answered with the current one, compact finished tables."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+import engine
+from engine.errors import Rejected
+from store import LobbySettings, Seat, StoreError
+
+OFF = LobbySettings(players=3, turn_seconds=None)
+
+
+def people(n: int = 3) -> list[Seat]:
+    return [Seat(seat=f"u{100 + i}", user_id=100 + i, name=f"Player {i}") for i in range(n)]
+
+
+def next_move(state) -> tuple[str, dict]:
+    seat = engine.awaiting(state)[0]
+    return seat, engine.computer_action(state, seat)
+
+
+class Trips:
+    """Counts round trips of a store's Redis client: each command or pipeline sent."""
+
+    def __init__(self, store) -> None:
+        self.store = store
+        self.commands: list[str] = []
+        self._real = store.redis.execute_command
+        self._real_pipeline = store.redis.pipeline
+
+        async def counting(*args, **kwargs):
+            self.commands.append(str(args[0]))
+            return await self._real(*args, **kwargs)
+
+        def pipeline(*args, **kwargs):
+            pipe = self._real_pipeline(*args, **kwargs)
+            real_execute = pipe.execute
+
+            async def execute(*a, **k):
+                self.commands.append("PIPELINE:" + ",".join(str(c[0][0]) for c in pipe.command_stack))
+                return await real_execute(*a, **k)
+
+            pipe.execute = execute
+            return pipe
+
+        store.redis.execute_command = counting
+        store.redis.pipeline = pipeline
+
+    def close(self) -> None:
+        del self.store.redis.execute_command
+        del self.store.redis.pipeline
+
+
+async def test_a_move_on_a_known_table_is_one_round_trip_before_its_follow_up(store):
+    """POST → apply on the known document → one script (commit, log, id, publish); the
+    follow-up (due time, outbox) is the one further call, off the sockets' path."""
+    table = await store.create_table(game="prsi", seats=people(), settings=OFF, seed=3, chat_id=-7)
+    known = await store.current(table.id)  # subscribes and reads once
+    warm = await store.apply(table.id, *next_move(known.state))  # the scripts are loaded now
+    trips = Trips(store)
+    try:
+        seat, action = next_move(warm.table.state)
+        res = await store.apply(table.id, seat, action, client_action_id=uuid.uuid4().hex)
+    finally:
+        trips.close()
+    assert res.version == table.version + 2
+    assert trips.commands[0] == "EVALSHA"  # the commit: the only call before the sockets are fed
+    assert len(trips.commands) == 2, trips.commands  # … and the batched follow-up
+    assert store.live.peek(table.id).version == res.version  # known here without a read
+
+
+async def test_a_stale_known_document_costs_one_retry_and_no_reload(store, store_factory):
+    table = await store.create_table(game="prsi", seats=people(), settings=OFF, seed=4)
+    old = await store.current(table.id)
+    other = await store_factory()
+    seat, action = next_move(table.state)
+    await other.apply(table.id, seat, action)  # another process moves; we have not heard yet
+    seat2, action2 = next_move((await other.get_table(table.id)).state)
+    trips = Trips(store)
+    try:
+        # on the old document the move is not legal (another seat's turn): the store checks first
+        res = await store.apply(table.id, seat2, action2, known=old)
+    finally:
+        trips.close()
+    assert res.version == table.version + 2
+    log = await store.log(table.id)
+    assert [(e["seat"], e["action"]) for e in log] == [(seat, action), (seat2, action2)]
+
+
+async def test_a_conflict_answers_with_the_current_document(store, store_factory):
+    """Two processes on the same version of a Penki table: the loser retries on the document
+    the conflict answered with (no extra read), and both moves are judged in order."""
+    table = await store.create_table(game="penki", seats=people(), settings=OFF, seed=9)
+    a, b = store, await store_factory()
+    ka, kb = await a.current(table.id), await b.current(table.id)
+    seat, action = next_move(table.state)
+    first = await a.apply(table.id, seat, action, known=ka)
+    trips = Trips(b)
+    try:
+        with pytest.raises(Rejected):  # the same move again is no longer legal
+            await b.apply(table.id, seat, action, known=kb)
+    finally:
+        trips.close()
+    assert first.version == table.version + 1
+    assert trips.commands == ["EVALSHA"]  # judged again on the answer's document: no read
+
+
+async def test_expected_version_ahead_of_the_known_one_reads_again_instead_of_stale(store, store_factory):
+    table = await store.create_table(game="prsi", seats=people(), settings=OFF, seed=5)
+    old = await store.current(table.id)
+    other = await store_factory()
+    seat, action = next_move(table.state)
+    done = await other.apply(table.id, seat, action)
+    seat2, action2 = next_move(done.table.state)
+    res = await store.apply(table.id, seat2, action2, expected_version=done.version, known=old)
+    assert res.version == done.version + 1
+    with pytest.raises(StoreError) as err:  # behind the real version: stale, as before
+        await store.apply(table.id, *next_move(res.table.state), expected_version=done.version)
+    assert err.value.code == "stale"
+
+
+async def test_a_retried_id_is_a_duplicate_even_with_its_old_expected_version(store):
+    table = await store.create_table(game="prsi", seats=people(), settings=OFF, seed=6)
+    seat, action = next_move(table.state)
+    first = await store.apply(table.id, seat, action, client_action_id="x1", expected_version=table.version)
+    again = await store.apply(table.id, seat, action, client_action_id="x1", expected_version=table.version)
+    assert again.duplicate and again.version == first.version and again.events == first.events
+    assert await store.redis.hget(store.keys.cids(table.id), f"{seat}|x1") == str(first.version)
+
+
+async def play_to_the_end(store, game: str, seed: int):
+    table = await store.create_table(game=game, seats=people(), settings=OFF, seed=seed)
+    cids = []
+    state = table.state
+    for _ in range(2000):
+        if state.over:
+            break
+        seat, action = next_move(state)
+        cid = uuid.uuid4().hex
+        res = await store.apply(table.id, seat, action, client_action_id=cid)
+        cids.append((seat, action, cid, res))
+        state = res.table.state
+    assert state.over
+    return table, cids
+
+
+async def test_a_finished_table_is_compacted_and_keeps_every_action_and_id(store):
+    table, moves = await play_to_the_end(store, "prsi", 7)
+    log = await store.log(table.id)
+    assert [(e["version"], e["seat"], e["action"], e["cid"]) for e in log] == [
+        (res.version, seat, action, cid) for seat, action, cid, res in moves
+    ]
+    assert all(e["events"] == [] and e["by"] == "player" for e in log)
+    assert await store.redis.llen(store.keys.log(table.id)) == 1  # one compressed entry
+    assert not await store.redis.exists(store.keys.cids(table.id))
+    case = await store.export_case(table.id)
+    state = engine.new_game(case["game"], case["players"], dealer=case["dealer"], seed=case["seed"])
+    for entry in log:
+        state = engine.apply(state, entry["seat"], entry["action"]).state
+    assert state.over and state.version == len(moves)
+    # a retry of the final move, and of an early one, after the end: duplicates, not errors
+    seat, action, cid, res = moves[-1]
+    again = await store.apply(table.id, seat, action, client_action_id=cid)
+    assert again.duplicate and again.version == res.version and again.events == res.events
+    seat, action, cid, res = moves[2]
+    again = await store.apply(table.id, seat, action, client_action_id=cid)
+    assert again.duplicate and again.version == res.version
+    assert (await store.log(table.id, since=len(moves) - 2))[0]["version"] == len(moves) - 1
+    assert not await store._compact((await store.current(table.id)).doc)  # idempotent
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize(("game", "limit"), [("prsi", 16 * 1024), ("penki", 24 * 1024)])
+async def test_a_finished_match_is_small_in_redis(real_store, game, limit):
+    seed = {"prsi": 7, "penki": 1}[game]  # a Penki seed whose computer players finish the game
+    table, moves = await play_to_the_end(real_store, game, seed)
+    k = real_store.keys
+    used = 0
+    for key in (k.table(table.id), k.log(table.id), k.cids(table.id)):
+        used += await real_store.redis.memory_usage(key, samples=0) or 0
+    assert used <= limit, (game, len(moves), used)
