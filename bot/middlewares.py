@@ -88,13 +88,15 @@ class ChatMembersMiddleware(BaseMiddleware):
     """Outer middleware on messages and callback queries: a person writing or pressing a
     button in a group is remembered as in that chat (``store.seen_in_chat``), so the Mini
     App shows them its tables and boards (:mod:`webapp.privacy`). Written at most once an
-    hour per person and chat; a failure is logged, the update handled anyway."""
+    hour per person and chat; a failure is logged, the update handled anyway. The group's
+    title is remembered too when it is new or changed (``store.set_chat_title``)."""
 
     def __init__(self, store: Any, *, every: float = 3600.0, capacity: int = 50_000) -> None:
         self.store = store
         self.every = every
         self.capacity = capacity
         self._seen: OrderedDict[tuple[int, int], float] = OrderedDict()
+        self._titles: OrderedDict[int, str] = OrderedDict()
 
     async def __call__(
         self,
@@ -104,9 +106,25 @@ class ChatMembersMiddleware(BaseMiddleware):
     ) -> Any:
         user = data.get("event_from_user")
         chat = data.get("event_chat")
+        if chat is not None and chat.type in ("group", "supergroup") and chat.title:
+            await self._titled(chat.id, chat.title)
         if user is not None and chat is not None and not user.is_bot and chat.type in ("group", "supergroup"):
             await self._seen_in(chat.id, user.id)
         return await handler(event, data)
+
+    async def _titled(self, chat_id: int, title: str) -> None:
+        """Remember the group's title when it is new or changed ("My tables" names the chat)."""
+        if self._titles.get(chat_id) == title:
+            return
+        try:
+            await self.store.set_chat_title(chat_id, title)
+        except Exception as exc:
+            log.warning("could not remember the title of chat %s: %s", chat_id, exc)
+            return
+        self._titles[chat_id] = title
+        self._titles.move_to_end(chat_id)
+        while len(self._titles) > self.capacity:
+            self._titles.popitem(last=False)
 
     async def _seen_in(self, chat_id: int, user_id: int) -> None:
         import time

@@ -14,6 +14,7 @@ supergroup, and the 400 that carries ``migrate_to_chat_id``).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from store.common import (
@@ -63,6 +64,9 @@ class Chats(StoreBase):
         await self._move_index(self.keys.chat_tables(old_chat_id), self.keys.chat_tables(target))
         await self._move_members(old_chat_id, target)
         await self._move_ratings(old_chat_id, target)
+        title = await self.redis.hget(self.keys.chat_titles, str(old_chat_id))
+        if title:  # the supergroup keeps the group's title until the bot sees it anew
+            await self.redis.hsetnx(self.keys.chat_titles, str(target), _s(title))
         return bool(await self.redis.set(done_key, str(target), nx=True))
 
     async def _move_index(self, old_key: str, new_key: str) -> None:
@@ -128,6 +132,18 @@ class Chats(StoreBase):
         pipe.zadd(key, {str(user_id): self.clock()})
         pipe.expire(key, MEMBER_TTL)
         await pipe.execute()
+
+    async def set_chat_title(self, chat_id: int, title: str) -> None:
+        """Remember a group's title as the bot saw it (at most 128 characters, Telegram's limit)."""
+        await self.redis.hset(self.keys.chat_titles, str(chat_id), title[:128])
+
+    async def chat_titles(self, chat_ids: Iterable[int]) -> dict[int, str]:
+        """``{chat id: title}`` for the given chats whose title the bot has seen (others left out)."""
+        ids = sorted({int(c) for c in chat_ids})
+        if not ids:
+            return {}
+        raw = await self.redis.hmget(self.keys.chat_titles, [str(c) for c in ids])
+        return {c: _s(t) for c, t in zip(ids, raw, strict=True) if t}
 
     async def left_chat(self, chat_id: int, user_id: int) -> None:
         """``user_id`` left or was removed from ``chat_id`` (Telegram's ``chat_member`` update)."""

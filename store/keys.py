@@ -21,6 +21,7 @@ key                                            type       contents / lifetime
 ``P:{u:<user>}:sockets``                       zset       the user's open WebSockets, socket id → lease end (epoch s)
 ``P:{c:<chat>}:members``                       zset       user ids seen in the chat, score = when last seen; 90 d
 ``P:chats:languages``                          hash       chat id → the language a chat admin chose for its posts (durable)
+``P:chats:titles``                             hash       chat id → the group's title as the bot last saw it ("My tables" names the chat)
 ``P:chats:moves``                              hash       old chat id → new chat id (a group upgraded to a supergroup; durable)
 ``P:chats:moved:<old chat>``                   string     set once that migration was carried out (durable)
 ``P:{bot}:inbox``                              hash       update id → ``{update, at}``: webhook updates answered 200, not yet handled
@@ -95,6 +96,10 @@ class Keys:
     @property
     def chat_languages(self) -> str:
         return f"{self.prefix}:chats:languages"
+
+    @property
+    def chat_titles(self) -> str:
+        return f"{self.prefix}:chats:titles"
 
     @property
     def chat_moves(self) -> str:

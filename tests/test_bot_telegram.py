@@ -566,3 +566,18 @@ async def test_a_chat_admin_sets_the_language_of_the_groups_posts(fake_store, bo
     await rt.feed(message_update("/new prsi", user=member, chat=chat))
     lobby_post = api.sent_messages(GROUP)[-1].text
     assert "nový stůl" in lobby_post, lobby_post
+
+
+# -- issue 17 point 9: "My tables" names the chat ----------------------------------------------------
+async def test_the_bot_remembers_a_groups_title_and_its_renames(fake_store, bot_runtime, fake_bot_api):
+    rt = await bot_runtime(fake_store)
+    await rt.feed(message_update("/help", user=tg_user(ANN, "Ann"), chat=tg_chat(GROUP, title="Friday cards")))
+    assert await fake_store.chat_titles([GROUP, -1]) == {GROUP: "Friday cards"}
+    await rt.feed(message_update("/help", user=tg_user(ANN, "Ann"), chat=tg_chat(GROUP, title="Sunday cards")))
+    assert await fake_store.chat_titles([GROUP]) == {GROUP: "Sunday cards"}
+    # a private chat has no title to keep
+    await rt.feed(message_update("/help", user=tg_user(ANN, "Ann"), chat=tg_chat(ANN)))
+    assert await fake_store.chat_titles([ANN]) == {}
+    # a group upgraded to a supergroup keeps its title until the bot sees it anew
+    await fake_store.migrate_chat(GROUP, GROUP - 1)
+    assert (await fake_store.chat_titles([GROUP - 1])) == {GROUP - 1: "Sunday cards"}

@@ -283,6 +283,10 @@ async def test_my_tables_say_where_each_game_stands(web_client, store, auth):
     assert listed[prsi.id]["seat"] == f"u{BOB}" and listed[prsi.id]["round"] == 1 and listed[prsi.id]["rounds"] == 5
     assert listed[prsi.id]["to_move"] == prsi.state.to_move
     assert listed[penki.id]["phase"] == 1 and listed[penki.id]["to_move"] == penki.state.to_move
+    assert listed[prsi.id]["chat_title"] is None  # the bot has not seen the group's title yet
+    await store.set_chat_title(-100123, "Friday cards")
+    listed = {t["id"]: t for t in (await (await client.get("/api/tables", headers=auth(BOB))).json())["tables"]}
+    assert listed[prsi.id]["chat_title"] == listed[penki.id]["chat_title"] == "Friday cards"
 
 
 async def test_leaderboard_and_rating(web_client, store, auth):

@@ -230,17 +230,22 @@ async def my_tables(request: web.Request) -> web.Response:
     """``GET /api/tables`` → ``{tables: [summary…]}``: the caller's live tables, newest first.
 
     Each summary also says where the game stands, so a list tells tables apart (all
-    public, S3): ``seat`` (the caller's), ``to_move``, ``round`` (Prší) or ``phase`` (Penki).
+    public, S3): ``seat`` (the caller's), ``to_move``, ``round`` (Prší) or ``phase`` (Penki),
+    and ``chat_title``: the group's title as the bot last saw it (null for a private chat, local
+    play or a group the bot has not seen since; the caller is seated there, so may know it).
     """
     who = await identify(request)
-    tables = await request.app[STORE].user_tables(who.id)
-    return ok({"tables": [_listed(t, who.id) for t in tables]})
+    store = request.app[STORE]
+    tables = await store.user_tables(who.id)
+    titles = await store.chat_titles(t.chat_id for t in tables if t.chat_id is not None and t.chat_id < 0)
+    return ok({"tables": [_listed(t, who.id, titles.get(t.chat_id)) for t in tables]})
 
 
-def _listed(table: Any, user_id: int) -> dict[str, Any]:
+def _listed(table: Any, user_id: int, chat_title: str | None = None) -> dict[str, Any]:
     state = table.state
     return {
         **table.summary(),
+        "chat_title": chat_title,
         "seat": table.seat_of(user_id),
         "to_move": getattr(state, "to_move", None),
         "round": getattr(state, "round", None),
