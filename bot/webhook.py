@@ -37,6 +37,8 @@ def parse_update(raw: Any, bot: Bot) -> tuple[Update | None, str | None]:
         return None, f"a JSON {type(raw).__name__}, not an object"
     if type(raw.get("update_id")) is not int:
         return None, "no integer update_id"
+    if not _ints_in_range(raw):
+        return None, "an integer beyond 64 bits (Telegram's ids take at most 52)"
     try:
         update = Update.model_validate(raw, context={"bot": bot})
     except ValidationError as exc:
@@ -48,6 +50,22 @@ def parse_update(raw: Any, bot: Bot) -> tuple[Update | None, str | None]:
     except UpdateTypeLookupError:
         return None, f"update {update.update_id} carries no known event"
     return update, None
+
+
+def _ints_in_range(value: Any) -> bool:
+    """Whether every integer in a decoded JSON value fits in 64 signed bits (what the
+    store's JSON and Redis take); iterative, so a deep value cannot exhaust the stack."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is int:
+            if not -(1 << 63) <= item < (1 << 63):
+                return False
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
 
 
 class WebhookHandler:

@@ -117,6 +117,9 @@ JUNK_UPDATES = [
                                          "old_chat_member": {"status": "member", "user": {"id": 1, "is_bot": True,
                                                                                           "first_name": "B"}},
                                          "new_chat_member": {"status": "weird"}}},
+    {"update_id": -5, "message": {"message_id": 1, "date": 0, "chat": {"id": 2 ** 70, "type": "private"},
+                                  "from": {"id": 5, "is_bot": False, "first_name": "X"},
+                                  "text": "/help"}},  # an id no store can keep (found by test_fuzz_api)
 ]
 
 

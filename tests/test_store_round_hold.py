@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import engine
 from store import LobbySettings, Seat
-from store.common import ROUND_HOLD
+from store.common import COMPUTER_DELAY, ROUND_HOLD
 
 ALICE = Seat(seat="u100", user_id=100, name="Alice")
 KAREL = Seat(seat="c1", name="Karel", computer=True)
@@ -42,9 +42,10 @@ async def test_next_round_waits_for_the_hold_then_goes_on(store):
         if nxt == KAREL.seat:
             # The computer waits the hold and its usual delay after a round end, else only the delay.
             held = ROUND_HOLD if ended else 0.0
-            assert held + 0.6 - 1e-6 <= due - now <= held + 1.2 + 1e-6, (ended, due - now)
+            lo, hi = COMPUTER_DELAY  # the regular computer's reaction times (engine.players)
+            assert held + lo - 1e-6 <= due - now <= held + hi + 1e-6, (ended, due - now)
             if ended:
-                assert await store.tick(now=now + 1.3) == 0  # nothing moves during the hold
+                assert await store.tick(now=now + hi + 0.1) == 0  # nothing moves during the hold
                 assert await store.tick(now=due + 0.001) == 1
                 now = due + 0.001
         else:
