@@ -716,6 +716,20 @@ function eventsSince(before, now) {
 }
 
 /**
+ * The newest event of the view's public record when it is someone else's ``kind`` call,
+ * looking past only the events that call itself brought (``after``); else null.
+ */
+function latestCall(v, kind, after) {
+  const last = v?.last || [];
+  for (let i = last.length - 1; i >= 0; i--) {
+    const ev = last[i];
+    if (ev.a === kind) return ev.seat !== state.seat ? ev : null;
+    if (!after.includes(ev.a)) return null;
+  }
+  return null;
+}
+
+/**
  * Why a callout was refused, in words that tell the truth and reveal nothing S3 hides:
  * someone else's call got there first (from the public moves since the tap), the wrong
  * phase, or what the engine said (nobody owes a declaration, you hold more than one card…).
@@ -726,14 +740,18 @@ function calloutRefusal(kind, e, basis) {
   const since = eventsSince(basis.view, v);
   const callout = `«${calloutName(kind)}»`;
   if (kind === "zevok") {
-    const first = since.find((ev) => ev.a === "zevok" && ev.seat !== state.seat);
+    // The winning call may have reached this page a moment before the tap went out; it
+    // is then the newest thing on the table (only its penalty moves after it).
+    const first = since.find((ev) => ev.a === "zevok" && ev.seat !== state.seat)
+      || latestCall(v, "zevok", ["penalty_move"]);
     if (first) return t("co_late", { name: nameOf(first.seat), callout });
     if (v.phase !== 1) return t("co_phase", { callout, n: 1 });
     if (/blunderer/.test(e.detail || "")) return t("co_zevok_self");
     return t("co_zevok_none");
   }
   if (kind === "how_many") {
-    const first = since.find((ev) => ev.a === "how_many" && ev.seat !== state.seat);
+    const first = since.find((ev) => ev.a === "how_many" && ev.seat !== state.seat)
+      || latestCall(v, "how_many", ["give", "out", "game_end"]);
     if (first) return t("co_late", { name: nameOf(first.seat), callout });
     if (v.phase !== 2) return t("co_phase", { callout, n: 2 });
     return t("co_nobody_owes");
