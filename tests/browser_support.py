@@ -139,9 +139,17 @@ class Server:
         self.proc = None
 
 
-async def new_phone_page(browser, base_url: str, *, locale: str = "en-US"):
-    """A fresh context (own sessionStorage) at phone size, opened at ``base_url``."""
-    ctx = await browser.new_context(viewport=PHONE, device_scale_factor=2, locale=locale, has_touch=True, is_mobile=True)
+async def new_phone_page(browser, base_url: str, *, locale: str = "en-US", reduced_motion: str | None = None,
+                         hints: bool = True):
+    """A fresh context (own sessionStorage) at phone size, opened at ``base_url``;
+    ``reduced_motion="reduce"`` emulates ``prefers-reduced-motion: reduce``; ``hints=False``:
+    the first-time hints count as seen (a screenshot shows the table itself)."""
+    extra = {"reduced_motion": reduced_motion} if reduced_motion else {}
+    ctx = await browser.new_context(viewport=PHONE, device_scale_factor=2, locale=locale, has_touch=True, is_mobile=True, **extra)
+    if not hints:
+        await ctx.add_init_script(
+            script="for (const k of ['prsi', 'penki1', 'penki2']) localStorage.setItem('karty.hint.' + k, '1');"
+        )
     page = await ctx.new_page()
     page.set_default_timeout(60000)  # a hang guard, not a speed bound: a saturated machine is slow
     errors: list[str] = []
