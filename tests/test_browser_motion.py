@@ -253,11 +253,28 @@ async def test_penki_moves_fly_and_a_bita_sweeps(server, kstore, browser):
     assert page.karty_errors == []
 
 
-async def test_penki_screenshot_of_a_bita(server, kstore, browser):
-    """A Бита frozen mid-sweep at phone size (docs/screenshots/penki-motion-bita.png)."""
+async def test_penki_screenshots_of_a_zevok_and_a_bita(server, kstore, browser):
+    """Frozen mid-flight at phone size: a «ЗЕВОК!»'s penalty moves going pile to pile
+    (docs/screenshots/penki-motion-zevok.png) and a Бита mid-sweep (penki-motion-bita.png);
+    the sweep, held in the air, is cut short by the next version and leaves nothing behind."""
     seats = [person("Alice"), person("Bob"), person("Cyril")]
     table = await kstore.create_table(game="penki", seats=seats, seed=11)
     rng = random.Random(11)
+    page = await open_table(browser, server, "Alice", table.id, hints=False)
+
+    def blunder_to_call(st):  # an open «ЗЕВОК!» window with at least two cards to move
+        return st.phase == 1 and st.zevok is not None and sum(1 for p in st.players if p != st.zevok and st.piles[p]) >= 2
+
+    st = await _drive(kstore, table.id, rng, moves=400, pause=(0, 0), stop=blunder_to_call)
+    assert blunder_to_call(st)
+    await page.wait_for_function("v => window.__karty.state.shownVersion === v", arg=st.version)
+    await page.wait_for_function(SETTLED)
+    await page.evaluate("window.__karty.motion.scale = 10")  # slow enough to catch mid-flight on a busy machine
+    await _one_move(kstore, table.id, rng)  # the next seat calls «ЗЕВОК!»
+    assert await _freeze_midflight(page, "penalty_move")
+    await screenshot(page, "penki-motion-zevok", docs=True)
+    await page.evaluate("() => document.getAnimations().forEach((a) => a.play())")
+    await page.evaluate("window.__karty.motion.scale = 1")
 
     def before_bita(st):  # the next play closes a trick (R13: as many cards as players still in)
         if st.over or st.phase != 2 or st.to_move is None or st.penalty_to is not None:
@@ -268,8 +285,8 @@ async def test_penki_screenshot_of_a_bita(server, kstore, browser):
 
     st = await _drive(kstore, table.id, rng, moves=2000, pause=(0, 0), stop=before_bita)
     assert before_bita(st)
-    page = await open_table(browser, server, "Alice", table.id, hints=False)
-    await page.wait_for_selector(".ptable .tcard")
+    await page.wait_for_function("v => window.__karty.state.shownVersion === v", arg=st.version)
+    await page.wait_for_function(SETTLED)
     await page.evaluate("window.__karty.motion.scale = 10")  # slow enough to catch mid-sweep on a busy machine
     await kstore.apply(table.id, st.to_move, engine.computer_action(st, st.to_move))
     assert await _freeze_midflight(page, "bita"), await page.evaluate("window.__karty.motion")

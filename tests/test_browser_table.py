@@ -168,6 +168,9 @@ async def test_back_to_back_penalty_gives_rebuild_the_dialog(server, kstore, bro
     log = await kstore.log(table.id)
     gives = [(e["action"]["card"], ev["to"]) for e in log if e["seat"] == alice.seat for ev in e["events"] if ev["a"] == "give"]
     assert gives == [(first, x), (second, g)], gives
+    # The toast comes with the action's answer, which may come after the socket's news
+    # of the same give (the hand without the card): wait for it rather than race it.
+    await page.wait_for_function("() => window.__seen.filter(([, t]) => t.startsWith('You gave')).length >= 2")
     seen = await page.evaluate("window.__seen")
     refused = [text for kind, text in seen if "error" in kind or "moved on" in text]
     assert not refused, seen

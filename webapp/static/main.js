@@ -597,7 +597,7 @@ function draw() {
   const before = state.shownView;
   const moved = before && state.version > state.shownVersion && before.game === v.game;
   if (moved) motion.interrupt();
-  const snap = moved ? motion.snapshot(root) : null;
+  const snap = moved && !motion.reducedMotion() ? motion.snapshot(root) : null;
   renderTable(root, handlers);
   if (moved) motion.play(root, eventsSince(before, v), snap, { view: v, seat: state.seat, faces: v.game === "prsi" ? state.faces : "french" });
   else if (state.version !== state.shownVersion) motion.stats.log.push({ version: v.version, events: null });

@@ -165,9 +165,12 @@ export function play(root, events, before, { view, seat, faces }) {
       case "move":
         add({ kind: "move", node: face(ev.card), from: before.piles.get(ev.seat), to: box(q(pileCard(ev.to))), target: pileCard(ev.to) });
         break;
-      case "penalty_move":
-        add({ kind: "penalty_move", node: face(ev.card), from: before.piles.get(ev.from), to: box(q(pileCard(ev.to))) });
+      case "penalty_move": {
+        // The blunderer's pile shows the last card moved onto it: hidden until that one lands.
+        const last = !events.slice(i + 1).some((e) => e.a === "penalty_move");
+        add({ kind: "penalty_move", node: face(ev.card), from: before.piles.get(ev.from), to: box(q(pileCard(ev.to))), target: last ? pileCard(ev.to) : null });
         break;
+      }
       case "take": {
         const target = mine(ev.seat) ? handCard(ev.card) : null;
         const from = before.table.length ? before.table[0].at : before.ptable;
