@@ -319,3 +319,12 @@ async def test_reduced_motion_nothing_flies(server, kstore, browser):
     assert any(x["events"] for x in motion["log"])  # there were moves to show
     await _check_order(kstore, table.id, motion, st.version)
     assert page.karty_errors == []
+
+
+def test_docs_motion_screenshots_present():
+    """The README's and docs' motion screenshots exist (refreshed by KARTY_DOCS_SCREENSHOTS=1)."""
+    from browser_support import DOCS_SCREENSHOTS
+
+    names = {p.name for p in DOCS_SCREENSHOTS.glob("*.png")}
+    for name in ("prsi-motion-play", "prsi-motion-draw", "penki-motion-zevok", "penki-motion-bita"):
+        assert f"{name}.png" in names, name

@@ -385,6 +385,7 @@ async function openTable(id) {
   closeSocket();
   resetTable(id);
   resetShown();
+  motion.interrupt(); // nothing of the table left still in the air
   renderLoading(root);
   tg.paint(FELT, FELT_DARK);
   // Inside Telegram the table is the app's root: Telegram's own Close is the way out.
