@@ -31,16 +31,30 @@ pytestmark = [
 
 SAMPLER = """
 () => {
-  const s = { frames: 0, maxFlights: 0, maxGhosts: 0, stale: [], hiddenLeft: 0 };
+  const s = { frames: 0, maxFlights: 0, maxGhosts: 0, stale: [], leaks: [] };
   window.__sampler = s;
+  // Every card the viewer may know of: in their hand, face up on the table or a pile, or
+  // named by a public event. A face-up ghost of any other card would show hidden information.
+  const known = new Set();
+  const learn = () => {
+    const v = window.__karty.state.view;
+    if (!v) return;
+    for (const c of v.hand || []) known.add(c);
+    for (const c of [v.top, v.drawn, ...(v.table || []), ...(v.players || []).map((p) => p.pile_top)]) if (c) known.add(c);
+    for (const ev of v.last || []) for (const c of [ev.card, ...(ev.cards || [])]) if (c) known.add(c);
+  };
   const tick = () => {
     s.frames += 1;
+    learn();
     const flights = document.getAnimations().filter((a) => String(a.id).startsWith('karty-flight')).length;
     const ghosts = [...document.querySelectorAll('.flights .flight')];
     s.maxFlights = Math.max(s.maxFlights, flights);
     s.maxGhosts = Math.max(s.maxGhosts, ghosts.length);
     const shown = window.__karty.state.shownVersion;
-    for (const g of ghosts) if (Number(g.dataset.version) !== shown) s.stale.push([Number(g.dataset.version), shown]);
+    for (const g of ghosts) {
+      if (Number(g.dataset.version) !== shown) s.stale.push([Number(g.dataset.version), shown]);
+      if (g.dataset.card && !known.has(g.dataset.card)) s.leaks.push(g.dataset.card);
+    }
     requestAnimationFrame(tick);
   };
   requestAnimationFrame(tick);
@@ -127,8 +141,10 @@ async def _check_order(kstore, table_id: str, motion: dict, final: int) -> None:
 
 
 async def _check_clean(page, sampler: dict) -> None:
-    """No ghost of an older version ever stayed on screen; none is left; no card stays hidden."""
+    """No ghost of an older version ever stayed on screen, none showed a card the viewer
+    may not know (opponents' drawn cards fly face down); none is left; no card stays hidden."""
     assert sampler["stale"] == [], sampler["stale"][:5]
+    assert sampler["leaks"] == [], sampler["leaks"][:5]
     assert await page.locator(".flights .flight").count() == 0
     hidden = await page.evaluate("() => [...document.querySelectorAll('#app [style*=\"visibility\"]')].filter((e) => e.style.visibility === 'hidden').length")
     assert hidden == 0
