@@ -32,6 +32,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 import pytest_asyncio
 
+# The browser tests' fixtures (embedded_redis, server, kstore, browser), shared by every
+# tests/test_browser*.py (a module may override one).
+pytest_plugins = ["browser_support"]
+
 _real_redis_ok: bool | None = None
 
 #: The Redis Cluster of ``make test-cluster`` (None: the single Redis of ``make test``).
