@@ -519,10 +519,13 @@ async def _inject(run: Run, fault: str) -> Fault:
             run.redis.signal(signal.SIGSTOP)
             # The outage itself: the players keep playing meanwhile, and once a second someone
             # opens the app and taps a move (whoever's turn it is; it may be all computers').
+            # The first tap's answer is awaited before Redis goes on, however long it takes (its
+            # own hang guard aside): what a player sees while Redis is down is always measured.
             until = time.monotonic() + OUTAGE
-            while time.monotonic() < until - 0.5:
+            await _probe(run)
+            while time.monotonic() < until - 1.0:
+                await asyncio.sleep(min(1.0, max(0.0, until - 1.0 - time.monotonic())))
                 await _probe(run)
-                await asyncio.sleep(min(1.0, max(0.0, until - 0.5 - time.monotonic())))
             await asyncio.sleep(max(0.0, until - time.monotonic()))
             f.resumed = time.monotonic()
             run.redis.signal(signal.SIGCONT)
