@@ -30,7 +30,9 @@ posted twice: each ``(kind, table, version, round)`` is marked once it was sent 
 crash between sending and marking repeats a post rather than lose one; a "your
 turn" is marked before sending, so it is never sent twice). Each entry is
 acknowledged after it was handled (also when handling failed,
-after logging — a poison entry must not stall the queue). Entries of one chat (or,
+after logging — a poison entry must not stall the queue); while the storage is
+unavailable (Redis down or restarting), the entry and its acknowledgement are tried
+again until it answers, so an outage loses no notification. Entries of one chat (or,
 for ``turn``, one user) are handled in order by that lane's task; lanes run
 concurrently, so one slow chat delays no other. Chat texts use the language of the
 chat's language when its admins set one (``/lang`` in the group), else that of the table's
@@ -55,6 +57,7 @@ from bot.middlewares import SeenIds
 from bot.sender import Sender
 from bot.settings import BotSettings
 from bot.turns import TurnNotices
+from store import UNAVAILABLE
 
 log = logging.getLogger(__name__)
 MAX_QUEUED = 1000  # entries read but not yet handled, before reading pauses
@@ -64,6 +67,9 @@ NOTICE_CHECK = 20.0  # seconds after which a live turn message is checked again
 
 class Notifier:
     """Consumes the outbox as consumer ``consumer`` of the store's consumer group."""
+
+    RETRY_FIRST = 0.5  # seconds before an entry is tried again while the storage is unavailable
+    RETRY_MAX = 5.0  # the longest such pause
 
     def __init__(self, bot: Bot, store: Any, sender: Sender, i18n: I18n, settings: BotSettings,
                  *, consumer: str = "bot") -> None:
@@ -201,7 +207,7 @@ class Notifier:
                     return
                 continue
             try:
-                await self.handle(entry)
+                await self._stored(self.handle, entry, what=f"notification {entry_id}")
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -212,10 +218,32 @@ class Notifier:
             if entry_id is None:  # a refresh of a live turn message, not an outbox entry
                 continue
             try:
-                await self.store.outbox_ack(entry_id)
+                await self._stored(self.store.outbox_ack, entry_id, what=f"outbox_ack {entry_id}")
+            except asyncio.CancelledError:
+                raise
             except Exception:
                 log.exception("outbox_ack %s failed", entry_id)
             self.handled += 1
+
+    async def _stored(self, fn: Any, arg: Any, *, what: str) -> Any:
+        """``await fn(arg)``, tried again while the storage is unavailable (``store.UNAVAILABLE``:
+        Redis down, restarting or slow past its bound), after a growing pause
+        (:attr:`RETRY_FIRST` s doubling up to :attr:`RETRY_MAX` s), so an outage neither loses an
+        entry (acknowledged although it was never handled) nor leaves it pending until the
+        next restart. Safe to repeat: the storage calls that can fail come before a chat post
+        is sent (after it, :class:`SeenIds` marks in memory when Redis fails), and a "your turn"
+        is marked before it is sent. Any other error is raised (the entry is given up)."""
+        failures = 0
+        while True:
+            try:
+                return await fn(arg)
+            except UNAVAILABLE as exc:
+                failures += 1
+                pause = min(self.RETRY_MAX, self.RETRY_FIRST * 2 ** (failures - 1))
+                if failures == 1:
+                    log.warning("%s: the storage is unavailable (%s: %s); trying again until it answers",
+                                what, type(exc).__name__, exc)
+                await asyncio.sleep(pause)
 
     async def close(self) -> None:
         """Stop the lanes' tasks (unacknowledged entries are delivered again after a restart)."""
