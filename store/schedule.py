@@ -1,6 +1,10 @@
 """Turn deadlines and computer moves (S4): planning, the worker and the sweeper.
 
-Deadlines are one sorted set, table id → when the worker must look at the table.
+Deadlines are a sorted set, table id → when the worker must look at the table, split
+into ``Store.shards`` shards (each its own slot, with its versions hash and outbox
+stream: ``schedule.lua`` touches one shard; a table always in the same one,
+:func:`store.keys.shard_of`); the worker claims from every shard, the sweeper scans
+every shard.
 ``claim.lua`` leases due entries (their score moves to ``now + LEASE``), so exactly
 one worker gets each; a worker that dies leaves an entry that comes due again
 after the lease: no deadline is lost. ``schedule.lua`` never lets an older
@@ -32,6 +36,7 @@ from store.common import (
     log,
 )
 from store.computers import plan_decision, seat_level, seat_seed, table_memory
+from store.keys import shard_of
 from store.live import Known
 from store.models import (
     StoreError,
@@ -175,11 +180,27 @@ class Schedule(StoreBase):
                  *(_dumps(e) for e in entries or ())]
         await self._followups.add(group)
 
+    def _shard(self, table_id: str) -> int:
+        """The shard of the deadlines, versions and outbox holding ``table_id`` (:func:`store.keys.shard_of`)."""
+        return shard_of(table_id, self.shards)
+
+    def _sched_keys(self, shard: int) -> list[str]:
+        return [self.keys.deadlines_of(shard), self.keys.deadline_versions_of(shard), self.keys.outbox_of(shard)]
+
     async def _send_followups(self, groups: list[list[Any]]) -> None:
-        await self._schedule(
-            keys=[self.keys.deadlines, self.keys.deadline_versions, self.keys.outbox],
-            args=[OUTBOX_MAXLEN, *(value for group in groups for value in group)],
-        )
+        """One ``schedule.lua`` call per shard holding some of ``groups`` (one slot each), at once."""
+        by_shard: dict[int, list[list[Any]]] = {}
+        for group in groups:
+            by_shard.setdefault(self._shard(group[0]), []).append(group)
+        calls = [self._schedule(keys=self._sched_keys(shard),
+                                args=[OUTBOX_MAXLEN, *(value for group in part for value in group)])
+                 for shard, part in by_shard.items()]
+        if len(calls) == 1:
+            await calls[0]
+            return
+        for result in await asyncio.gather(*calls, return_exceptions=True):
+            if isinstance(result, BaseException):  # the others stand; the caller's sweep redoes these
+                raise result
 
     async def tick(self, now: float | None = None, limit: int = 100) -> int:
         """One pass of the worker: claim due tables and move for them; returns moves made.
@@ -191,7 +212,17 @@ class Schedule(StoreBase):
         """
         now = self.clock() if now is None else now
         token = repr(now + LEASE + self._rng.random() * 1e-3)
-        claimed = await self._claim(keys=[self.keys.deadlines], args=[repr(now), token, limit])
+        if self.shards == 1:
+            claimed = list(await self._claim(keys=[self.keys.deadlines], args=[repr(now), token, limit]))
+        else:  # every shard (each a slot, spread over the primaries); one failing shard skips only itself
+            got = await asyncio.gather(*(self._claim(keys=[self.keys.deadlines_of(k)], args=[repr(now), token, limit])
+                                         for k in range(self.shards)), return_exceptions=True)
+            claimed = []
+            for result in got:
+                if isinstance(result, BaseException):
+                    log.warning("worker: claiming a deadline shard failed: %s", result)
+                else:
+                    claimed.extend(result)
         done = await asyncio.gather(*(self._work(_s(t), now, token) for t in claimed), return_exceptions=True)
         for table_id, result in zip(claimed, done, strict=True):
             if isinstance(result, BaseException):  # the lease runs out and a later pass retries
@@ -249,7 +280,8 @@ class Schedule(StoreBase):
         return 0
 
     async def _release_claim(self, table_id: str, token: str, due: str, final: bool = False) -> None:
-        await self._release(keys=[self.keys.deadlines, self.keys.deadline_versions],
+        shard = self._shard(table_id)
+        await self._release(keys=[self.keys.deadlines_of(shard), self.keys.deadline_versions_of(shard)],
                             args=[table_id, token, due, "1" if final else "0"])
 
     async def run_worker(self, stop_event: asyncio.Event, interval: float = 0.2,
@@ -318,10 +350,11 @@ class Schedule(StoreBase):
             batch.clear()
             return fixed
 
-        async for table_id, version in self.redis.hscan_iter(self.keys.deadline_versions, count=200):
-            batch.append((_s(table_id), int(_s(version))))
-            if len(batch) >= 200:
-                repaired += await flush()
+        for shard in range(self.shards):  # every shard's versions (each on the primary of its slot)
+            async for table_id, version in self.redis.hscan_iter(self.keys.deadline_versions_of(shard), count=200):
+                batch.append((_s(table_id), int(_s(version))))
+                if len(batch) >= 200:
+                    repaired += await flush()
         if batch:
             repaired += await flush()
         return repaired
@@ -350,7 +383,7 @@ class Schedule(StoreBase):
 
     async def next_due(self, table_id: str) -> float | None:
         """When the worker will next look at the table (epoch s), or ``None``."""
-        score = await self.redis.zscore(self.keys.deadlines, table_id)
+        score = await self.redis.zscore(self.keys.deadlines_of(self._shard(table_id)), table_id)
         return None if score is None else float(score)
 
 

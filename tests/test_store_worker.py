@@ -112,7 +112,7 @@ async def test_a_restart_loses_no_deadline(store, store_factory):
 async def test_a_claim_by_a_worker_that_died_comes_due_again_after_the_lease(store, store_factory):
     table = await store.create_table(game="prsi", seats=people(3), settings=T30, seed=4)
     now = table.deadline + 0.01
-    claimed = await store._claim(keys=[store.keys.deadlines], args=[repr(now), repr(now + LEASE), 10])
+    claimed = await store._claim(keys=[store.keys.deadlines_of(store._shard(table.id))], args=[repr(now), repr(now + LEASE), 10])
     assert claimed == [table.id]  # … and this worker dies before moving
     other = await store_factory()
     assert await other.tick(now=now) == 0
@@ -285,28 +285,31 @@ async def test_sweep_records_a_rated_game_whose_last_commit_lost_its_follow_up(s
     assert await store.sweep(now=now + 30, lease=None) == 1
     assert [m["table"] for m in await store.ledger()] == [table.id]
     # once over, a tombstone: no due time, and no sweep repeats the repair
-    assert int(await store.redis.hget(store.keys.deadline_versions, table.id)) == -table.version - 1
+    assert int(await store.redis.hget(store.keys.deadline_versions_of(store._shard(table.id)), table.id)) \
+        == -table.version - 1
     assert await store.next_due(table.id) is None
     assert await store.sweep(now=now + 60, lease=None) == 0 and len(await store.ledger()) == 1
     await store.redis.delete(store.keys.table(table.id))  # 7 days later it expires: forgotten
     assert await store.sweep(now=now + 90, lease=None) == 0
-    assert await store.redis.hget(store.keys.deadline_versions, table.id) is None
+    assert await store.redis.hget(store.keys.deadline_versions_of(store._shard(table.id)), table.id) is None
 
 
 async def test_sweep_forgets_expired_tables_and_runs_once_per_lease(store, store_factory):
     a = await store.create_table(game="prsi", seats=people(2), settings=OFF, seed=9)
     b = await store.create_table(game="prsi", seats=people(2), settings=OFF, seed=10)
-    versions = store.keys.deadline_versions
-    assert await store.redis.hget(versions, a.id) is not None
+    def versions(t):  # the versions hash of the table's shard (on a cluster, sweep scans every shard)
+        return store.keys.deadline_versions_of(store._shard(t.id))
+
+    assert await store.redis.hget(versions(a), a.id) is not None
     await store.redis.delete(store.keys.table(a.id))  # expired after 48 h
     assert await store.sweep(lease=30) == 0
-    assert await store.redis.hget(versions, a.id) is None
+    assert await store.redis.hget(versions(a), a.id) is None
     await store.redis.delete(store.keys.table(b.id))
     other = await store_factory()
     await other.sweep(lease=30)  # another process within the lease: skipped
-    assert await store.redis.hget(versions, b.id) is not None
+    assert await store.redis.hget(versions(b), b.id) is not None
     await other.sweep(lease=None)
-    assert await store.redis.hget(versions, b.id) is None
+    assert await store.redis.hget(versions(b), b.id) is None
 
 
 async def test_a_worker_finding_the_game_over_leaves_a_lost_final_follow_up_to_the_sweep(store):
