@@ -212,29 +212,37 @@ class Schedule(StoreBase):
         """
         now = self.clock() if now is None else now
         token = repr(now + LEASE + self._rng.random() * 1e-3)
+        claimed: list[tuple[str, int]] = []
         if self.shards == 1:
-            claimed = list(await self._claim(keys=[self.keys.deadlines], args=[repr(now), token, limit]))
+            claimed = [(_s(t), 0) for t in await self._claim(keys=[self.keys.deadlines], args=[repr(now), token, limit])]
         else:  # every shard (each a slot, spread over the primaries); one failing shard skips only itself
             got = await asyncio.gather(*(self._claim(keys=[self.keys.deadlines_of(k)], args=[repr(now), token, limit])
                                          for k in range(self.shards)), return_exceptions=True)
-            claimed = []
-            for result in got:
+            for shard, result in enumerate(got):
                 if isinstance(result, BaseException):
-                    log.warning("worker: claiming a deadline shard failed: %s", result)
+                    log.warning("worker: claiming deadline shard %d failed: %s", shard, result)
                 else:
-                    claimed.extend(result)
-        done = await asyncio.gather(*(self._work(_s(t), now, token) for t in claimed), return_exceptions=True)
-        for table_id, result in zip(claimed, done, strict=True):
+                    claimed += [(_s(t), shard) for t in result]
+        done = await asyncio.gather(*(self._work(t, now, token, shard) for t, shard in claimed),
+                                    return_exceptions=True)
+        for (table_id, _), result in zip(claimed, done, strict=True):
             if isinstance(result, BaseException):  # the lease runs out and a later pass retries
-                log.error("worker failed on table %s", _s(table_id), exc_info=result)
+                log.error("worker failed on table %s", table_id, exc_info=result)
         return sum(r for r in done if isinstance(r, int))
 
-    async def _work(self, table_id: str, now: float, token: str) -> int:
+    async def _work(self, table_id: str, now: float, token: str, shard: int = 0) -> int:
         known = self.live.peek(table_id)  # known here and kept fresh by the commits: no read
         if known is None:
             raw = await self.redis.hget(self.keys.table(table_id), "doc")
             known = Known.parse(raw) if raw else None
         doc = known.doc if known is not None else None
+        if shard != self._shard(table_id):
+            # Claimed from a shard that is not its own (left there by a deployment with
+            # another shard count): its due time moves to its own shard, then it is forgotten here.
+            if doc is not None and "ended" not in doc:
+                await self._set_due(doc)
+            await self._forget_in(shard, table_id)
+            return 0
         if doc is None or "ended" in doc:
             # Gone: forget it. Ended: nothing more is due; if the final commit's follow-up
             # never ran, the versions hash still says so and the sweeper redoes it.
@@ -278,6 +286,13 @@ class Schedule(StoreBase):
             later.append(now + RETRY_LATER)
         await self._release_claim(table_id, token, repr(min(later)) if later else "")
         return 0
+
+    async def _forget_in(self, shard: int, table_id: str) -> None:
+        """Remove ``table_id`` from ``shard``'s deadlines and versions (not its own shard: idempotent)."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zrem(self.keys.deadlines_of(shard), table_id)
+        pipe.hdel(self.keys.deadline_versions_of(shard), table_id)
+        await pipe.execute()
 
     async def _release_claim(self, table_id: str, token: str, due: str, final: bool = False) -> None:
         shard = self._shard(table_id)
@@ -328,20 +343,26 @@ class Schedule(StoreBase):
         if lease and not await self.redis.set(self.keys.sweep_lock, "1", nx=True, px=int(lease * 1000)):
             return 0
         repaired = 0
-        batch: list[tuple[str, int]] = []
+        batch: list[tuple[str, int, int]] = []
 
         async def flush() -> int:
             pipe = self.redis.pipeline(transaction=False)
-            for table_id, known in batch:
+            for table_id, known, _ in batch:
                 if known < 0:  # a finished table: only whether it is still kept
                     pipe.exists(self.keys.table(table_id))
                 else:
                     pipe.hget(self.keys.table(table_id), "doc")
             docs = await pipe.execute()
             fixed = 0
-            for (table_id, known), raw in zip(batch, docs, strict=True):
+            for (table_id, known, shard), raw in zip(batch, docs, strict=True):
                 try:
-                    if not raw:
+                    if shard != self._shard(table_id):  # another shard count left it here: to its own shard
+                        if raw and known >= 0:
+                            doc = json.loads(_s(raw))
+                            if not await self._repair(doc, known, now, 0.0):
+                                await self._set_due(doc, over="ended" in doc)
+                        await self._forget_in(shard, table_id)
+                    elif not raw:
                         await self._schedule_version(table_id, abs(known), [], "2")
                     elif known >= 0 and await self._repair(json.loads(_s(raw)), known, now, settle):
                         fixed += 1
@@ -352,7 +373,7 @@ class Schedule(StoreBase):
 
         for shard in range(self.shards):  # every shard's versions (each on the primary of its slot)
             async for table_id, version in self.redis.hscan_iter(self.keys.deadline_versions_of(shard), count=200):
-                batch.append((_s(table_id), int(_s(version))))
+                batch.append((_s(table_id), int(_s(version)), shard))
                 if len(batch) >= 200:
                     repaired += await flush()
         if batch:

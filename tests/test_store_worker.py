@@ -393,3 +393,43 @@ async def test_a_failing_follow_up_does_not_report_a_committed_move_as_failed(st
     assert await store.next_due(table.id) is None  # the computer's move was never scheduled …
     assert await store.sweep(now=now + 30, lease=None) == 1  # … until the sweeper's pass
     assert await store.tick(now=now + 32) == 1
+
+
+async def test_deadlines_left_in_another_shard_by_another_shard_count_move_to_their_own(store):
+    """The deadlines are split into ``Store.shards`` (one per slot on a cluster); tables
+    scheduled by processes with one shard are found by processes with eight: each moves to
+    its own shard (claimed there next) and nothing is left behind or moved twice."""
+    from store import Store
+    from store.keys import shard_of
+
+    one = Store(store.redis, prefix=store.keys.prefix, shards=1, clock=store.clock)
+    eight = Store(store.redis, prefix=store.keys.prefix, shards=8, clock=store.clock)
+    try:
+        tables = []
+        for seed in range(40):  # tables whose own shard of eight is not 0
+            t = await one.create_table(game="prsi", seats=people(3), settings=T30, seed=seed)
+            if shard_of(t.id, 8) != 0:
+                tables.append(t)
+            if len(tables) == 2:
+                break
+        a, b = tables
+        assert await store.redis.zscore(store.keys.deadlines_of(0), a.id) == a.deadline
+        # a timer due: the claim from shard 0 moves it; the next pass plays it from its own shard
+        now = max(a.deadline, b.deadline) + 0.01
+        await eight.tick(now=now)  # (tables whose own shard is 0 are played now)
+        assert (await eight.get_table(a.id)).version == (await eight.get_table(b.id)).version == 0
+        home = store.keys.deadlines_of(shard_of(a.id, 8))
+        assert await store.redis.zscore(store.keys.deadlines_of(0), a.id) is None
+        assert await store.redis.hget(store.keys.deadline_versions_of(0), a.id) is None
+        assert await store.redis.zscore(home, a.id) == a.deadline
+        assert await eight.tick(now=now) == 2  # a and b, once each
+        assert (await eight.get_table(a.id)).version == (await eight.get_table(b.id)).version == 1
+        # the sweeper finds one left in shard 0's versions only (nothing due) and moves it too
+        await store.redis.zrem(store.keys.deadlines_of(shard_of(b.id, 8)), b.id)
+        await store.redis.hset(store.keys.deadline_versions_of(0), b.id, 1)
+        await eight.sweep(now=now + 60, lease=None)
+        assert await store.redis.hget(store.keys.deadline_versions_of(0), b.id) is None
+        assert await eight.next_due(b.id) is not None
+    finally:
+        for st in (one, eight):
+            await st.live.close()
