@@ -145,16 +145,25 @@ class Admin:
                 await r.execute_command("CLUSTER", "SETSLOT", slot, "NODE", to["id"])
 
     async def failover(self, replica_port: int) -> None:
-        """A manual failover: the replica takes over its primary's slots (the primary becomes its replica)."""
-        await self.by_port[replica_port].execute_command("CLUSTER", "FAILOVER")
-        deadline = time.monotonic() + 30
+        """A manual failover: the replica takes over its primary's slots (the primary becomes its
+        replica). Asked once the replica is in sync (a node refuses or lets it time out before),
+        and again should it time out on a loaded machine."""
+        r = self.by_port[replica_port]
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            me = next((n for n in await self.topology() if n["port"] == replica_port), None)
-            if me is not None and me["primary"] and me["slots"]:
-                info = await self.by_port[replica_port].info("replication")
-                if info.get("connected_slaves") == 1:
-                    return
+            info = await r.info("replication")
+            if info.get("role") == "slave" and info.get("master_link_status") == "up":
+                break
             await asyncio.sleep(0.1)
+        for _ in range(3):
+            await r.execute_command("CLUSTER", "FAILOVER")
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                me = next((n for n in await self.topology() if n["port"] == replica_port), None)
+                took_over = me is not None and me["primary"] and me["slots"]
+                if took_over and (await r.info("replication")).get("connected_slaves") == 1:
+                    return
+                await asyncio.sleep(0.1)
         raise AssertionError(f"{replica_port} did not take over")
 
 
