@@ -33,7 +33,7 @@ async def racer(st, table_id, name, rng, committed, stop_at):
     i = 0
     while True:
         t = await st.get_table(table_id)
-        if t.state.over or t.version >= stop_at:
+        if t.state.over or (t.version >= stop_at and committed):  # each process commits once at least
             return
         waiting = engine.awaiting(t.state)
         seat = rng.choice(waiting) if waiting and rng.random() < 0.8 else rng.choice(t.state.players)
@@ -56,6 +56,9 @@ async def racer(st, table_id, name, rng, committed, stop_at):
 async def main(url, prefix, table_id, name, n, stop_at):
     st = Store.from_url(url, prefix=prefix)
     committed = {}
+    await st.get_table(table_id)  # connected: then wait for the start, with the other racers
+    print("ready", flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
     try:
         await asyncio.gather(*(racer(st, table_id, f"{name}.{k}", random.Random(f"{name}.{k}"), committed,
                                      stop_at) for k in range(n)))
@@ -119,14 +122,19 @@ async def test_two_processes_and_local_coroutines_racing_commit_each_action_exac
     procs = [
         await asyncio.create_subprocess_exec(
             sys.executable, "-c", RACER, redis_url, real_store.keys.prefix, table.id, f"p{i}", "10", str(stop_at),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )
         for i in range(2)
     ]
+    # Every racer starts at once: each process says it is connected, then all are told to go
+    # (a process still importing while the others play would otherwise find the game done).
+    for p in procs:
+        line = await asyncio.wait_for(p.stdout.readline(), 300)
+        assert line.strip() == b"ready", (line, (await p.stderr.read()).decode())
     ns = _namespace()
     local: dict[str, int] = {}
     outs = await asyncio.wait_for(asyncio.gather(
-        *(p.communicate() for p in procs),
+        *(p.communicate(b"go\n") for p in procs),
         *(ns["racer"](real_store, table.id, f"main{k}", random.Random(k), local, stop_at) for k in range(10)),
     ), 240)
     committed = dict(local)
