@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "python": platform.python_version(),
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
-        "players": len(PLAYERS),
+        "players_per_game": len(PLAYERS),  # not "players": that is the round robins' section
     }
     only = set(args.only or SECTIONS)
     if "engine" in only or "penki" in only:
@@ -156,7 +156,7 @@ def table(results: dict[str, Any]) -> str:
             rows.append(("service", "service benchmark", data.get("skipped") or data.get("error")))
         else:
             rows += service.summary_rows(data)
-    if "players" in results:
+    if isinstance(results.get("players"), dict):
         data = results["players"]
         if "skipped" in data or "error" in data:
             rows.append(("players", "round robins", data.get("skipped") or data.get("error")))
