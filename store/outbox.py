@@ -90,6 +90,7 @@ class Outbox(StoreBase):
                 out.append((_s(entry_id), json.loads(_s(data))))
         return out
 
-    async def outbox_ack(self, entry_id: str) -> None:
-        """Acknowledge an outbox entry (it is not delivered again)."""
-        await self.redis.xack(self.keys.outbox, OUTBOX_GROUP, entry_id)
+    async def outbox_ack(self, *entry_ids: str) -> None:
+        """Acknowledge outbox entries (they are not delivered again), all in one call."""
+        if entry_ids:
+            await self.redis.xack(self.keys.outbox, OUTBOX_GROUP, *entry_ids)
