@@ -124,7 +124,8 @@ class Client:
             while True:
                 msg, text = await self.queue.get()
                 out = stamp_text(dumps(msg) if text is None else text)  # server_time at sending
-                await asyncio.wait_for(self.ws.send_str(out), send_timeout)
+                async with asyncio.timeout(send_timeout):  # (wait_for would make a task per send)
+                    await self.ws.send_str(out)
                 if msg.get("error") == "gone":
                     await self.ws.close(code=CLOSE_GONE, message=b"gone")
                     return
