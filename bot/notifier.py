@@ -37,9 +37,11 @@ concurrently, so one slow chat delays no other. What a batch of entries needs fr
 is looking at the table, and for them and the table's other players their live
 turn message. A player without a live message listing a table needs no refresh, so
 a move at a table whose people all have the Mini App open costs the notifier that
-one read, its share of the batch's read and one acknowledgement for the batch
-(``XACK`` of every entry handled meanwhile); a user's language is looked up only
-when a message is written. Chat texts use the language of the
+one read and its share of the next outbox read, which also acknowledges every entry
+handled since (``XACK`` and ``XREADGROUP`` in one round trip; an entry is thus
+acknowledged up to one read, about a second, after it was handled, and a crash in
+between delivers it again, which sends nothing twice, as above); a user's language
+is looked up only when a message is written. Chat texts use the language of the
 chat's language when its admins set one (``/lang`` in the group), else that of the table's
 first person (``store.User.language``); private ones the recipient's.
 """
@@ -96,8 +98,7 @@ class Notifier:
         self._lanes: dict[Any, asyncio.Queue[tuple[str, dict[str, Any]]]] = {}
         self._workers: dict[Any, asyncio.Task[None]] = {}
         self._busy: set[Any] = set()  # lanes handling an entry right now
-        self._acks: list[str] = []  # handled entries not acknowledged yet (one XACK for many)
-        self._acking: asyncio.Task[None] | None = None
+        self._acks: list[str] = []  # handled entries not acknowledged yet (sent with the next read)
         self.lobbies: Any = None  # bot.lobbies.LobbyMessages, set by the runtime ("Play again" lobbies)
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -134,7 +135,12 @@ class Notifier:
         """
         while self.queued > MAX_QUEUED:
             await asyncio.sleep(0.1)
-        entries = await self.store.outbox_read(self.consumer, count=count, block_ms=block_ms)
+        acks, self._acks = self._acks, []  # handled since the last read: acknowledged with this one
+        try:
+            entries = await self.store.outbox_read(self.consumer, count=count, block_ms=block_ms, ack=acks)
+        except BaseException:
+            self._acks[:0] = acks  # not acknowledged: the next read (or close) tries again
+            raise
         # What each entry's other players need (refreshes of their live messages), and what
         # the store says of those on idle lanes, read for the whole batch in one round trip.
         others = [await self._others(entry) for _, entry in entries]
@@ -259,15 +265,10 @@ class Notifier:
                 self.queued -= 1
 
     def _ack(self, entry_id: str) -> None:
-        """Acknowledge ``entry_id`` (handled) soon: the entries handled meanwhile go in one call."""
+        """Acknowledge ``entry_id`` (handled) with the next outbox read: the entries handled
+        meanwhile go in the same round trip as that read (:meth:`poll`)."""
         self._acks.append(entry_id)
         self.handled += 1
-        if self._acking is None or self._acking.done():
-            self._acking = asyncio.create_task(self._ack_soon(), name="notify-ack")
-
-    async def _ack_soon(self) -> None:
-        await asyncio.sleep(0)  # let the lanes that finish in this turn of the loop join in
-        await self._flush_acks()
 
     async def _flush_acks(self) -> None:
         """Acknowledge every handled entry not acknowledged yet (a failure is logged; those

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from redis.exceptions import ResponseError
@@ -16,6 +17,7 @@ from store.common import (
     _dumps,
     _s,
 )
+from store.connect import is_cluster
 
 #: A blocking read waits at most this long: within the pool's per-call time bound.
 MAX_BLOCK_MS = int(CALL_TIMEOUT * 1000 * 3 / 4)
@@ -42,7 +44,8 @@ class Outbox(StoreBase):
                 raise
         self._group_ready = True
 
-    async def outbox_read(self, consumer: str, count: int = 50, block_ms: int = 1000) -> list[tuple[str, dict]]:
+    async def outbox_read(self, consumer: str, count: int = 50, block_ms: int = 1000,
+                          ack: Sequence[str] = ()) -> list[tuple[str, dict]]:
         """Entries for the bot: ``[(id, {kind, table, chat_id, thread_id, ...}), ...]``.
 
         Kinds: ``start`` (seats, game, lobby_id, rated, variants), ``turn`` (seat, user_id, name,
@@ -51,10 +54,16 @@ class Outbox(StoreBase):
         people's seats that never made a move of their own, P16; variants).
         A consumer group: each entry goes to one consumer; the first call of a
         consumer in this process returns its unacknowledged entries first (after a
-        crash). Acknowledge each with :meth:`outbox_ack`. ``block_ms=0``: don't wait.
+        crash). Acknowledge each with :meth:`outbox_ack`, or pass the ids handled since the
+        last read as ``ack``: they are acknowledged in the same round trip, before the read
+        (on one server; a cluster acknowledges them in a call of their own). ``block_ms=0``:
+        don't wait.
         """
+        if ack and (is_cluster(self.redis) or consumer not in self._pending_done):
+            await self.outbox_ack(*ack)
+            ack = ()
         try:
-            return await self._outbox_read(consumer, count, block_ms)
+            return await self._outbox_read(consumer, count, block_ms, ack)
         except ResponseError as exc:
             if "NOGROUP" not in str(exc):
                 raise
@@ -63,7 +72,8 @@ class Outbox(StoreBase):
             self._pending_done.discard(consumer)
             return await self._outbox_read(consumer, count, block_ms)
 
-    async def _outbox_read(self, consumer: str, count: int, block_ms: int) -> list[tuple[str, dict]]:
+    async def _outbox_read(self, consumer: str, count: int, block_ms: int,
+                           ack: Sequence[str] = ()) -> list[tuple[str, dict]]:
         await self._ensure_group()
         if consumer not in self._pending_done:
             self._pending_done.add(consumer)
@@ -71,10 +81,15 @@ class Outbox(StoreBase):
             out = self._entries(got)
             if out:
                 return out
-        got = await self.redis.xreadgroup(
-            OUTBOX_GROUP, consumer, {self.keys.outbox: ">"}, count=count,
-            block=min(block_ms, MAX_BLOCK_MS) or None,
-        )
+        block = min(block_ms, MAX_BLOCK_MS) or None
+        if ack:  # one server: the acknowledgement and the (blocking) read in one round trip
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.xack(self.keys.outbox, OUTBOX_GROUP, *ack)
+            pipe.xreadgroup(OUTBOX_GROUP, consumer, {self.keys.outbox: ">"}, count=count, block=block)
+            got = (await pipe.execute())[1]
+        else:
+            got = await self.redis.xreadgroup(OUTBOX_GROUP, consumer, {self.keys.outbox: ">"}, count=count,
+                                              block=block)
         return self._entries(got)
 
     @staticmethod
