@@ -685,6 +685,11 @@ class LoadRun:
         task.add_done_callback(self._replacements.discard)
 
     async def _replace(self, client: TableClient) -> None:
+        # The seat that saw the end first must not close its table-mates' sockets before
+        # the last versions reach them (that counted as undelivered): wait for them a while.
+        end = time.perf_counter() + 10.0
+        while client.pending and time.perf_counter() < end and not self.closing:
+            await asyncio.sleep(0.05)
         await client.close()
         mem = asyncio.create_task(self._measure_later(client.id))
         self._memory_tasks.add(mem)
