@@ -27,13 +27,19 @@ test-cluster: system-deps install
 	$(PY) scripts/redis_cluster.py --primaries 3 --replicas 1 -- $(PY) -m pytest -q -m redis $(CLUSTER_TESTS) $(PYTEST_ARGS)
 
 # Long runs, not in make test (loopback only, bounded by pytest-timeout): the fuzzing of
-# tests/test_fuzz_api.py at 20 times make test's examples (over 100,000 requests), and the
+# tests/test_fuzz_api.py at 20 times make test's examples (over 100,000 requests), the
 # hidden-information games of tests/test_hidden_info.py (1,000 of each game through the app's
-# payload builders, 40 through the service).
+# payload builders, 40 through the service), and the faults of tests/test_faults.py at full
+# size: 20 matches or more on a redis-server of its own (a free loopback port, AOF fsynced
+# always, a temporary directory; never the shared Redis), the service SIGKILLed 5 times, Redis
+# SIGKILLed and started again from its AOF, Redis stopped for 20 s (make test: 4 matches,
+# 2 kills, 5 s). Figures in test-output/faults/summary.json.
 soak: system-deps install redis
 	KARTY_FUZZ_SCALE=20 $(PY) -m pytest -q -p no:cacheprovider --timeout 14400 tests/test_fuzz_api.py
 	KARTY_HIDDEN_GAMES=40 KARTY_HIDDEN_BUILDER_GAMES=1000 $(PY) -m pytest -q -p no:cacheprovider \
 		--timeout 14400 tests/test_hidden_info.py
+	KARTY_FAULTS_MATCHES=20 KARTY_FAULTS_KILLS=5 KARTY_FAULTS_REDIS_KILLS=1 KARTY_FAULTS_OUTAGE=20 KARTY_FAULTS_TIMEOUT=7200 \
+		$(PY) -m pytest -q -p no:cacheprovider -s tests/test_faults.py
 
 bench: install
 	$(PY) -m pip install -q -e '.[bench]'

@@ -30,7 +30,9 @@ posted twice: each ``(kind, table, version, round)`` is marked once it was sent 
 crash between sending and marking repeats a post rather than lose one; a "your
 turn" is marked before sending, so it is never sent twice). Each entry is
 acknowledged after it was handled (also when handling failed,
-after logging — a poison entry must not stall the queue). Entries of one chat (or,
+after logging — a poison entry must not stall the queue); while the storage is
+unavailable (Redis down or restarting), the entry and its acknowledgement are tried
+again until it answers, so an outage loses no notification. Entries of one chat (or,
 for ``turn``, one user) are handled in order by that lane's task; lanes run
 concurrently, so one slow chat delays no other. What a batch of entries needs from the store is read in one round trip
 (``store.notice_hints``): for each ``turn`` whose lane is idle, whether the player
@@ -64,6 +66,7 @@ from bot.middlewares import SeenIds
 from bot.sender import Sender
 from bot.settings import BotSettings
 from bot.turns import TurnNotices
+from store import UNAVAILABLE
 
 log = logging.getLogger(__name__)
 MAX_QUEUED = 1000  # entries read but not yet handled, before reading pauses
@@ -78,6 +81,9 @@ def _lists(notice: dict[str, Any] | None) -> bool:
 
 class Notifier:
     """Consumes the outbox as consumer ``consumer`` of the store's consumer group."""
+
+    RETRY_FIRST = 0.5  # seconds before an entry is tried again while the storage is unavailable
+    RETRY_MAX = 5.0  # the longest such pause
 
     def __init__(self, bot: Bot, store: Any, sender: Sender, i18n: I18n, settings: BotSettings,
                  *, consumer: str = "bot") -> None:
@@ -251,15 +257,17 @@ class Notifier:
                     return
                 continue
             self._busy.add(key)
+            cancelled = False
             try:
-                await self.handle(entry)
+                await self._stored(self.handle, entry, what=f"notification {entry_id}")
             except asyncio.CancelledError:
+                cancelled = True  # stopped before it was handled: not acknowledged, delivered again
                 raise
             except Exception:
                 log.exception("notification %s failed: %r", entry_id, {k: v for k, v in entry.items() if k != "_hint"})
             finally:
                 self._busy.discard(key)
-                if entry_id is not None:  # not a refresh of a live turn message: an outbox entry
+                if entry_id is not None and not cancelled:  # an outbox entry, not a refresh
                     self._ack(entry_id)
                 queue.task_done()
                 self.queued -= 1
@@ -271,14 +279,39 @@ class Notifier:
         self.handled += 1
 
     async def _flush_acks(self) -> None:
-        """Acknowledge every handled entry not acknowledged yet (a failure is logged; those
-        entries come again after a restart, as after a crash before the acknowledgement)."""
+        """Acknowledge every handled entry not acknowledged yet, tried again while the storage
+        is unavailable (:meth:`_stored`); another failure is logged (those entries come again
+        after a restart, as after a crash before the acknowledgement)."""
         while self._acks:
             ids, self._acks = self._acks, []
             try:
-                await self.store.outbox_ack(*ids)
+                await self._stored(lambda batch: self.store.outbox_ack(*batch), ids,
+                                   what=f"outbox_ack of {len(ids)} entries")
+            except asyncio.CancelledError:
+                self._acks[:0] = ids
+                raise
             except Exception:
                 log.exception("outbox_ack of %d entries failed", len(ids))
+
+    async def _stored(self, fn: Any, arg: Any, *, what: str) -> Any:
+        """``await fn(arg)``, tried again while the storage is unavailable (``store.UNAVAILABLE``:
+        Redis down, restarting or slow past its bound), after a growing pause
+        (:attr:`RETRY_FIRST` s doubling up to :attr:`RETRY_MAX` s), so an outage neither loses an
+        entry (acknowledged although it was never handled) nor leaves it pending until the
+        next restart. Safe to repeat: the storage calls that can fail come before a chat post
+        is sent (after it, :class:`SeenIds` marks in memory when Redis fails), and a "your turn"
+        is marked before it is sent. Any other error is raised (the entry is given up)."""
+        failures = 0
+        while True:
+            try:
+                return await fn(arg)
+            except UNAVAILABLE as exc:
+                failures += 1
+                pause = min(self.RETRY_MAX, self.RETRY_FIRST * 2 ** (failures - 1))
+                if failures == 1:
+                    log.warning("%s: the storage is unavailable (%s: %s); trying again until it answers",
+                                what, type(exc).__name__, exc)
+                await asyncio.sleep(pause)
 
     async def close(self) -> None:
         """Stop the lanes' tasks (unacknowledged entries are delivered again after a restart)."""

@@ -9,6 +9,8 @@
 -- ARGV[9], ARGV[10] the message's head and tail: ARGV[9] .. new doc .. ARGV[10] is published
 -- (store.live.pack: the version, the document and each seat's ready state message), so every
 -- process feeds its sockets without reading Redis and without making those messages again.
+-- ARGV[11] 'PUBLISH' (one Redis) or 'SPUBLISH' (a Redis Cluster: sharded pub/sub, the channel
+-- carries the table's hash tag, so it is in this script's slot; store.pubsub)
 -- client_action_ids are remembered by version only (cids: '<seat>|<id>' -> version).
 -- Returns {1, new version} committed;
 --         {0, current version, current doc} conflict (the caller retries on that doc, no reload);
@@ -43,5 +45,5 @@ redis.call('EXPIRE', KEYS[2], ttl)
 if redis.call('EXISTS', KEYS[3]) == 1 then
   redis.call('EXPIRE', KEYS[3], ttl)
 end
-redis.call('PUBLISH', ARGV[7], ARGV[9] .. ARGV[3] .. ARGV[10])
+redis.call(ARGV[11], ARGV[7], ARGV[9] .. ARGV[3] .. ARGV[10])
 return {1, tonumber(ARGV[2])}

@@ -118,6 +118,7 @@ class StoreBase:
     clock: Callable[[], float]
     _rng: random.Random
     _commit: Any  # store.durable.Replicated around commit.lua
+    shards: int  # shards of the deadlines, versions and outbox (store.keys.shard_of)
     _cas: AsyncScript
     _schedule: AsyncScript
     _claim: AsyncScript
@@ -126,8 +127,9 @@ class StoreBase:
     _bucket: AsyncScript
     _sockets: AsyncScript
     _compact_log: AsyncScript
-    _group_ready: bool
+    _groups_ready: set[int]
     _followups: Any  # store.schedule.Batcher of schedule.lua follow-ups
     live: Any  # store.live.Live: the tables this process knows
-    _pending_done: set[str]
+    _pending_done: set[tuple[str, int]]
+    _outbox_waits: dict[str, dict[int, Any]]
     brains: Any  # store.computers.Brains

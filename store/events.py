@@ -16,6 +16,7 @@ from store.common import (
     _loads,
     _s,
 )
+from store.connect import is_cluster
 from store.live import unpack
 
 
@@ -41,14 +42,21 @@ class Events(StoreBase):
         """
         pubsub = self.redis.pubsub()
         channel = self.keys.events(table_id)
-        await pubsub.subscribe(channel)
+        sharded = is_cluster(self.redis)  # commits SPUBLISH there (store.pubsub)
+        if sharded:
+            await pubsub.ssubscribe(channel)
+        else:
+            await pubsub.subscribe(channel)
         try:
             while True:
-                msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
-                if msg is not None and msg.get("type") == "message":
+                if sharded:
+                    msg = await pubsub.get_sharded_message(ignore_subscribe_messages=True, timeout=1.0)
+                else:
+                    msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                if msg is not None and msg.get("type") in ("message", "smessage"):
                     yield commit_message(msg["data"])
         finally:
             try:
-                await pubsub.unsubscribe(channel)
+                await (pubsub.sunsubscribe(channel) if sharded else pubsub.unsubscribe(channel))
             finally:
                 await pubsub.aclose()

@@ -31,11 +31,13 @@ key                                            type       contents / lifetime
 ``P:unreachable``                              set        user ids that blocked the bot
 ``P:flags:<name>``                             set        durable membership flags (e.g. ``lang_explicit``: users who chose via /lang)
 ``P:once:<name>:<id>``                         string     "done once" markers with a TTL (e.g. the bot's update ids, sent notices)
-``P:{sched}:deadlines``                        zset       table id → epoch s when the worker must look at it (S4)
-``P:{sched}:versions``                         hash       table id → version its due time was computed from; ``-<version>`` once over (until it expires)
-``P:{sched}:sweep``                            string     the sweeper's lease (one sweep per interval across processes)
-``P:{sched}:outbox``                           stream     bot notifications (``data`` = JSON), capped ``MAXLEN ~``;
-                                                          in the ``{sched}`` slot: added with the due time at once
+``P:{sched}:deadlines``                        zset       table id → epoch s when the worker must look at it (S4); shard 0 of
+                                                          ``Store.shards`` (1 on one Redis, 8 on a cluster): shard k ≥ 1 is
+                                                          ``P:{sched:k}:…``, a table's shard ``crc32(id) % shards`` (:func:`shard_of`)
+``P:{sched}:versions``                         hash       table id → version its due time was computed from; ``-<version>`` once over (until it expires); sharded alike
+``P:{sched}:sweep``                            string     the sweeper's lease (one sweep per interval across processes; not sharded)
+``P:{sched}:outbox``                           stream     bot notifications (``data`` = JSON), capped ``MAXLEN ~`` per shard; sharded alike
+                                                          (a table's entries in its shard: added with its due time at once, in order)
 ``P:{ratings}:ledger``                         hash       table id → rated match JSON (durable, no TTL; P15, S6)
 ``P:{ratings}:board:<game>:<scope>:<period>``  hash       ``<user>|<table>`` → match balance; scope ``all`` or ``c<chat>``
 ``P:{ratings}:results:<game>:<user>``          list       the user's last results, newest first (JSON), 50 kept
@@ -46,6 +48,13 @@ key                                            type       contents / lifetime
 """
 
 from __future__ import annotations
+
+import zlib
+
+
+def shard_of(ident: str, shards: int) -> int:
+    """The shard (0 … ``shards`` - 1) of a table or lobby id: ``crc32(id) % shards``, the same in every process."""
+    return zlib.crc32(ident.encode()) % shards if shards > 1 else 0
 
 
 class Keys:
@@ -147,23 +156,38 @@ class Keys:
     def once(self, name: str, ident: str) -> str:
         return f"{self.prefix}:once:{name}:{ident}"
 
-    # --- turn deadlines and computer moves (one slot: {sched}) -------------------
+    # --- turn deadlines, computer moves and the bot outbox: sharded -----------------
+    # Shard k's three keys share the hash tag {sched} (k = 0) or {sched:k}: one slot per
+    # shard, so schedule.lua touches one slot, and the shards spread over the primaries.
+    @staticmethod
+    def _sched(shard: int) -> str:
+        return "{sched}" if shard == 0 else f"{{sched:{shard}}}"
+
+    def deadlines_of(self, shard: int) -> str:
+        return f"{self.prefix}:{self._sched(shard)}:deadlines"
+
+    def deadline_versions_of(self, shard: int) -> str:
+        return f"{self.prefix}:{self._sched(shard)}:versions"
+
+    def outbox_of(self, shard: int) -> str:
+        return f"{self.prefix}:{self._sched(shard)}:outbox"
+
     @property
     def deadlines(self) -> str:
-        return f"{self.prefix}:{{sched}}:deadlines"
+        """Shard 0's (the only one on a single Redis)."""
+        return self.deadlines_of(0)
 
     @property
     def deadline_versions(self) -> str:
-        return f"{self.prefix}:{{sched}}:versions"
+        return self.deadline_versions_of(0)
 
     @property
     def sweep_lock(self) -> str:
         return f"{self.prefix}:{{sched}}:sweep"
 
-    # --- bot outbox --------------------------------------------------------------
     @property
     def outbox(self) -> str:
-        return f"{self.prefix}:{{sched}}:outbox"
+        return self.outbox_of(0)
 
     # --- ratings (one slot: {ratings}) -------------------------------------------
     @property

@@ -9,9 +9,10 @@ A move's path is one straight line (DESIGN.md, issue 11):
          → each listener (``webapp.ws.Feed``) → each socket.
 
 * **One pub/sub connection per process** carries the channels of every table this
-  process knows; a table is subscribed when first asked for (:meth:`Live.current`,
+  process knows (on a Redis Cluster one per primary, sharded pub/sub:
+  :mod:`store.pubsub`); a table is subscribed when first asked for (:meth:`Live.current`,
   :meth:`Live.watch`) and dropped once nothing listens and it was not used for
-  :data:`IDLE` seconds (checked by the reader itself, not a timer per table).
+  :data:`IDLE` seconds (checked once a second for all tables, not a timer per table).
 * **The message is the commit** (:func:`pack`): the new version, its document (holding
   the move's ``{seat, by, events}`` as ``move``) and each seat's ready state message,
   rendered and serialised once by the committing process (:attr:`Live.render`, set by
@@ -20,7 +21,9 @@ A move's path is one straight line (DESIGN.md, issue 11):
   the process that committed skips its own echo by the version prefix alone.
 * **Resync only after a real gap**: a version more than one ahead of the known one
   reads the missing events from the log (one ``LRANGE``); a reconnect of the pub/sub
-  connection re-reads every known table once. Nothing polls.
+  connection re-reads every known table once (on a cluster: the tables whose channels
+  were on the lost node, or moved with their slot, once subscribed again on the
+  slot's new owner). Nothing polls.
 
 Listeners are objects with ``deliver(known, events, by, lagged, texts)`` (called in
 version order, never twice for a version, synchronously from the reader or the
@@ -37,19 +40,17 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from redis.asyncio.client import PubSub
-
 import engine
 from store.common import _loads, _s
-from store.connect import is_cluster
 from store.models import LobbySettings, Seat, Table
+from store.pubsub import feed_for
 
 log = logging.getLogger("karty.store.live")
 
 IDLE = 120.0  # seconds a table nobody listens to stays subscribed after its last use
 MAX_TABLES = 20_000  # tables one process keeps at most (least recently used dropped first)
-CHECK_EVERY = 1.0  # seconds between the reader's wake-ups (idle tables, a dead connection)
-RESYNC_AFTER = 0.2  # seconds after a reconnect before every known table is read again
+CHECK_EVERY = 1.0  # seconds between looks for idle tables
+RESYNC_AFTER = 0.2  # seconds after a reconnect of the single Redis's feed before every known table is read again
 MAX_CATCHUP = 100  # versions of missing events read from the log at most (older: snapshot only)
 
 
@@ -165,18 +166,6 @@ class _Entry:
         self.deferred: str | None = None  # its message, if it came before the commit's answer
 
 
-class _LivePubSub(PubSub):
-    """redis-py's pub/sub, telling :class:`Live` of every (re)connect (after resubscribing)."""
-
-    def __init__(self, live: Live, pool: Any) -> None:
-        super().__init__(pool)
-        self.live = live
-
-    async def on_connect(self, connection: Any) -> None:
-        await super().on_connect(connection)
-        self.live._connected()
-
-
 class Live:
     """The known tables of one store (one process) and their one pub/sub connection.
 
@@ -187,8 +176,8 @@ class Live:
         self.store = store
         self.entries: dict[str, _Entry] = {}
         self.by_channel: dict[str, _Entry] = {}
-        self._pubsub: Any = None
-        self._reader: asyncio.Task | None = None
+        self._feed: Any = None  # store.pubsub.SingleFeed or ShardedFeed, made on first use
+        self._janitor: asyncio.Task | None = None
         self._connects = 0
         self._closed = False
         self._tasks: set[asyncio.Task] = set()
@@ -368,78 +357,63 @@ class Live:
                 self._trim()
             try:
                 await self._subscribe(entry)
-            except BaseException:
+            except BaseException as exc:
                 self._drop(entry)
+                if not entry.ready.done():  # whoever else waits for this table fails too
+                    entry.ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError("cancelled"))
+                    entry.ready.exception()
                 raise
         if not entry.ready.done():
             await asyncio.shield(entry.ready)
         return entry
 
+    @property
+    def feed(self) -> Any:
+        """This process's subscriptions (:func:`store.pubsub.feed_for`: sharded on a cluster)."""
+        if self._feed is None:
+            # late-bound: tests replace _on_message to lose messages on purpose
+            self._feed = feed_for(self.store.redis, lambda ch, data: self._on_message(ch, data),
+                                  lambda channels: self._on_gap(channels))
+        return self._feed
+
+    @property
+    def publish(self) -> str:
+        """The command ``commit.lua`` publishes with (``PUBLISH``, ``SPUBLISH`` on a cluster)."""
+        return self.feed.publish
+
     async def _subscribe(self, entry: _Entry) -> None:
-        if self._pubsub is None:
-            self._pubsub = self._new_pubsub()
-        await self._pubsub.subscribe(entry.channel)
-        if self._reader is None or self._reader.done():
-            self._reader = asyncio.create_task(self._read(), name="store-live")
-        await asyncio.wait_for(asyncio.shield(entry.ready), 5.0)
+        await self.feed.subscribe(entry.channel)
+        if self._janitor is None or self._janitor.done():
+            self._janitor = asyncio.create_task(self._sweep_idle(), name="store-live-idle")
+        if not entry.ready.done():
+            entry.ready.set_result(None)
 
-    def _new_pubsub(self) -> Any:
-        if is_cluster(self.store.redis):  # redis-py's cluster pub/sub; a failure restarts it (_read)
-            return self.store.redis.pubsub()
-        return _LivePubSub(self, self.store.redis.connection_pool)
-
-    def _connected(self) -> None:
-        """redis-py reconnected the pub/sub connection (and resubscribed): commits may
-        have been missed meanwhile. (A pool connection's first connect calls no callback.)"""
+    def _on_gap(self, channels: list[str] | None) -> None:
+        """Commits on ``channels`` (``None``: every channel) may have been missed: the feed
+        reconnected or moved them to another node. Their tables are read again."""
         self._connects += 1
-        self._spawn(self._resync_all(RESYNC_AFTER))
+        if channels is None:
+            self._spawn(self._resync(None, RESYNC_AFTER))
+        else:
+            entries = [e for e in (self.by_channel.get(ch) for ch in channels) if e is not None]
+            if entries:
+                self._spawn(self._resync(entries, 0.0))
 
-    async def _read(self) -> None:
-        backoff = 0.1
-        last_check = time.monotonic()
+    async def _sweep_idle(self) -> None:
         while not self._closed:
-            pubsub = self._pubsub
+            await asyncio.sleep(CHECK_EVERY)
             try:
-                msg = await pubsub.get_message(timeout=CHECK_EVERY)
-                backoff = 0.1
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:  # the connection is gone and redis-py gave up: start afresh
-                log.warning("live: pub/sub failed: %s", e)
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 5.0)
-                await self._restart(pubsub)
-                continue
-            if msg is not None:
-                kind = msg.get("type")
-                if kind == "message":
-                    self._on_message(_s(msg["channel"]), _s(msg["data"]))
-                elif kind == "subscribe":
-                    entry = self.by_channel.get(_s(msg["channel"]))
-                    if entry is not None and not entry.ready.done():
-                        entry.ready.set_result(None)
-            now = time.monotonic()
-            if now - last_check >= CHECK_EVERY:
-                last_check = now
-                await self._forget_idle(now)
+                await self._forget_idle(time.monotonic())
+            except Exception:
+                log.exception("live: forgetting idle tables failed")
 
-    async def _restart(self, old: Any) -> None:
-        with contextlib.suppress(Exception):
-            await old.aclose()
-        self._pubsub = self._new_pubsub()
-        self._connects += 1
-        channels = list(self.by_channel)
-        try:
-            if channels:
-                await self._pubsub.subscribe(*channels)
-        except Exception as e:
-            log.warning("live: resubscribing failed: %s", e)
-        self._spawn(self._resync_all(RESYNC_AFTER))
-
-    async def _resync_all(self, delay: float) -> None:
-        """Read every known table once (after a reconnect) and deliver what moved on."""
+    async def _resync(self, entries: list[_Entry] | None, delay: float) -> None:
+        """Read the version of ``entries`` (``None``: every known table) once and deliver
+        what moved on (after a reconnect or a move of their channels)."""
         await asyncio.sleep(delay)
-        entries = [e for e in self.entries.values() if e.known is not None]
+        if entries is None:
+            entries = list(self.entries.values())
+        entries = [e for e in entries if e.known is not None and self.entries.get(e.table_id) is e]
         for start in range(0, len(entries), 200):
             chunk = entries[start:start + 200]
             pipe = self.store.redis.pipeline(transaction=False)
@@ -475,12 +449,12 @@ class Live:
         if self.entries.get(entry.table_id) is entry:
             del self.entries[entry.table_id]
             self.by_channel.pop(entry.channel, None)
-            if unsubscribe and self._pubsub is not None and not self._closed:
+            if unsubscribe and self._feed is not None and not self._closed:
                 self._spawn(self._unsubscribe(entry.channel))
 
     async def _unsubscribe(self, *channels: str) -> None:
         with contextlib.suppress(Exception):
-            await self._pubsub.unsubscribe(*channels)
+            await self.feed.unsubscribe(*channels)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -488,15 +462,15 @@ class Live:
         task.add_done_callback(self._tasks.discard)
 
     async def close(self) -> None:
-        """Stop the reader and close the pub/sub connection."""
+        """Stop the readers and close the pub/sub connections."""
         self._closed = True
-        tasks = [t for t in (self._reader, *self._tasks) if t is not None]
+        tasks = [t for t in (self._janitor, *self._tasks) if t is not None]
         for task in tasks:
             task.cancel()
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        if self._pubsub is not None:
+        if self._feed is not None:
             with contextlib.suppress(Exception):
-                await self._pubsub.aclose()
-        self._pubsub = None
+                await self._feed.close()
+        self._feed = None

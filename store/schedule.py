@@ -1,6 +1,10 @@
 """Turn deadlines and computer moves (S4): planning, the worker and the sweeper.
 
-Deadlines are one sorted set, table id → when the worker must look at the table.
+Deadlines are a sorted set, table id → when the worker must look at the table, split
+into ``Store.shards`` shards (each its own slot, with its versions hash and outbox
+stream: ``schedule.lua`` touches one shard; a table always in the same one,
+:func:`store.keys.shard_of`); the worker claims from every shard, the sweeper scans
+every shard.
 ``claim.lua`` leases due entries (their score moves to ``now + LEASE``), so exactly
 one worker gets each; a worker that dies leaves an entry that comes due again
 after the lease: no deadline is lost. ``schedule.lua`` never lets an older
@@ -32,6 +36,7 @@ from store.common import (
     log,
 )
 from store.computers import plan_decision, seat_level, seat_seed, table_memory
+from store.keys import shard_of
 from store.live import Known
 from store.models import (
     StoreError,
@@ -175,11 +180,27 @@ class Schedule(StoreBase):
                  *(_dumps(e) for e in entries or ())]
         await self._followups.add(group)
 
+    def _shard(self, table_id: str) -> int:
+        """The shard of the deadlines, versions and outbox holding ``table_id`` (:func:`store.keys.shard_of`)."""
+        return shard_of(table_id, self.shards)
+
+    def _sched_keys(self, shard: int) -> list[str]:
+        return [self.keys.deadlines_of(shard), self.keys.deadline_versions_of(shard), self.keys.outbox_of(shard)]
+
     async def _send_followups(self, groups: list[list[Any]]) -> None:
-        await self._schedule(
-            keys=[self.keys.deadlines, self.keys.deadline_versions, self.keys.outbox],
-            args=[OUTBOX_MAXLEN, *(value for group in groups for value in group)],
-        )
+        """One ``schedule.lua`` call per shard holding some of ``groups`` (one slot each), at once."""
+        by_shard: dict[int, list[list[Any]]] = {}
+        for group in groups:
+            by_shard.setdefault(self._shard(group[0]), []).append(group)
+        calls = [self._schedule(keys=self._sched_keys(shard),
+                                args=[OUTBOX_MAXLEN, *(value for group in part for value in group)])
+                 for shard, part in by_shard.items()]
+        if len(calls) == 1:
+            await calls[0]
+            return
+        for result in await asyncio.gather(*calls, return_exceptions=True):
+            if isinstance(result, BaseException):  # the others stand; the caller's sweep redoes these
+                raise result
 
     async def tick(self, now: float | None = None, limit: int = 100) -> int:
         """One pass of the worker: claim due tables and move for them; returns moves made.
@@ -191,19 +212,37 @@ class Schedule(StoreBase):
         """
         now = self.clock() if now is None else now
         token = repr(now + LEASE + self._rng.random() * 1e-3)
-        claimed = await self._claim(keys=[self.keys.deadlines], args=[repr(now), token, limit])
-        done = await asyncio.gather(*(self._work(_s(t), now, token) for t in claimed), return_exceptions=True)
-        for table_id, result in zip(claimed, done, strict=True):
+        claimed: list[tuple[str, int]] = []
+        if self.shards == 1:
+            claimed = [(_s(t), 0) for t in await self._claim(keys=[self.keys.deadlines], args=[repr(now), token, limit])]
+        else:  # every shard (each a slot, spread over the primaries); one failing shard skips only itself
+            got = await asyncio.gather(*(self._claim(keys=[self.keys.deadlines_of(k)], args=[repr(now), token, limit])
+                                         for k in range(self.shards)), return_exceptions=True)
+            for shard, result in enumerate(got):
+                if isinstance(result, BaseException):
+                    log.warning("worker: claiming deadline shard %d failed: %s", shard, result)
+                else:
+                    claimed += [(_s(t), shard) for t in result]
+        done = await asyncio.gather(*(self._work(t, now, token, shard) for t, shard in claimed),
+                                    return_exceptions=True)
+        for (table_id, _), result in zip(claimed, done, strict=True):
             if isinstance(result, BaseException):  # the lease runs out and a later pass retries
-                log.error("worker failed on table %s", _s(table_id), exc_info=result)
+                log.error("worker failed on table %s", table_id, exc_info=result)
         return sum(r for r in done if isinstance(r, int))
 
-    async def _work(self, table_id: str, now: float, token: str) -> int:
+    async def _work(self, table_id: str, now: float, token: str, shard: int = 0) -> int:
         known = self.live.peek(table_id)  # known here and kept fresh by the commits: no read
         if known is None:
             raw = await self.redis.hget(self.keys.table(table_id), "doc")
             known = Known.parse(raw) if raw else None
         doc = known.doc if known is not None else None
+        if shard != self._shard(table_id):
+            # Claimed from a shard that is not its own (left there by a deployment with
+            # another shard count): its due time moves to its own shard, then it is forgotten here.
+            if doc is not None and "ended" not in doc:
+                await self._set_due(doc)
+            await self._forget_in(shard, table_id)
+            return 0
         if doc is None or "ended" in doc:
             # Gone: forget it. Ended: nothing more is due; if the final commit's follow-up
             # never ran, the versions hash still says so and the sweeper redoes it.
@@ -248,8 +287,16 @@ class Schedule(StoreBase):
         await self._release_claim(table_id, token, repr(min(later)) if later else "")
         return 0
 
+    async def _forget_in(self, shard: int, table_id: str) -> None:
+        """Remove ``table_id`` from ``shard``'s deadlines and versions (not its own shard: idempotent)."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zrem(self.keys.deadlines_of(shard), table_id)
+        pipe.hdel(self.keys.deadline_versions_of(shard), table_id)
+        await pipe.execute()
+
     async def _release_claim(self, table_id: str, token: str, due: str, final: bool = False) -> None:
-        await self._release(keys=[self.keys.deadlines, self.keys.deadline_versions],
+        shard = self._shard(table_id)
+        await self._release(keys=[self.keys.deadlines_of(shard), self.keys.deadline_versions_of(shard)],
                             args=[table_id, token, due, "1" if final else "0"])
 
     async def run_worker(self, stop_event: asyncio.Event, interval: float = 0.2,
@@ -296,20 +343,26 @@ class Schedule(StoreBase):
         if lease and not await self.redis.set(self.keys.sweep_lock, "1", nx=True, px=int(lease * 1000)):
             return 0
         repaired = 0
-        batch: list[tuple[str, int]] = []
+        batch: list[tuple[str, int, int]] = []
 
         async def flush() -> int:
             pipe = self.redis.pipeline(transaction=False)
-            for table_id, known in batch:
+            for table_id, known, _ in batch:
                 if known < 0:  # a finished table: only whether it is still kept
                     pipe.exists(self.keys.table(table_id))
                 else:
                     pipe.hget(self.keys.table(table_id), "doc")
             docs = await pipe.execute()
             fixed = 0
-            for (table_id, known), raw in zip(batch, docs, strict=True):
+            for (table_id, known, shard), raw in zip(batch, docs, strict=True):
                 try:
-                    if not raw:
+                    if shard != self._shard(table_id):  # another shard count left it here: to its own shard
+                        if raw and known >= 0:
+                            doc = json.loads(_s(raw))
+                            if not await self._repair(doc, known, now, 0.0):
+                                await self._set_due(doc, over="ended" in doc)
+                        await self._forget_in(shard, table_id)
+                    elif not raw:
                         await self._schedule_version(table_id, abs(known), [], "2")
                     elif known >= 0 and await self._repair(json.loads(_s(raw)), known, now, settle):
                         fixed += 1
@@ -318,10 +371,11 @@ class Schedule(StoreBase):
             batch.clear()
             return fixed
 
-        async for table_id, version in self.redis.hscan_iter(self.keys.deadline_versions, count=200):
-            batch.append((_s(table_id), int(_s(version))))
-            if len(batch) >= 200:
-                repaired += await flush()
+        for shard in range(self.shards):  # every shard's versions (each on the primary of its slot)
+            async for table_id, version in self.redis.hscan_iter(self.keys.deadline_versions_of(shard), count=200):
+                batch.append((_s(table_id), int(_s(version)), shard))
+                if len(batch) >= 200:
+                    repaired += await flush()
         if batch:
             repaired += await flush()
         return repaired
@@ -350,7 +404,7 @@ class Schedule(StoreBase):
 
     async def next_due(self, table_id: str) -> float | None:
         """When the worker will next look at the table (epoch s), or ``None``."""
-        score = await self.redis.zscore(self.keys.deadlines, table_id)
+        score = await self.redis.zscore(self.keys.deadlines_of(self._shard(table_id)), table_id)
         return None if score is None else float(score)
 
 

@@ -14,7 +14,8 @@ class StoreSettings(BaseSettings):
     or write (2.0), ``REDIS_POOL_TIMEOUT`` s waiting for a free connection (0.5); past a
     bound a call fails and the web app answers 503. ``REDIS_WAIT_REPLICAS``: replicas that
     must have a commit before the player hears it was made (default 1 on a cluster, 0 on
-    one Redis; :mod:`store.durable`).
+    one Redis; :mod:`store.durable`). ``REDIS_SCHED_SHARDS``: shards of the deadline set and the
+    bot's outbox (default 1 on one Redis, 8 on a cluster; the same in every process).
     """
 
     model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
@@ -31,10 +32,15 @@ class StoreSettings(BaseSettings):
     wait_replicas: int | None = Field(None, ge=0, validation_alias=AliasChoices("REDIS_WAIT_REPLICAS",
                                                                                "wait_replicas"))
 
+    sched_shards: int | None = Field(None, ge=1, le=1024, validation_alias=AliasChoices("REDIS_SCHED_SHARDS",
+                                                                                        "sched_shards"))
+
     def bounds(self) -> dict[str, float | int]:
         """The keyword arguments of :meth:`store.Store.from_url` for these bounds."""
         out: dict[str, float | int] = {"pool_size": self.pool_size, "timeout": self.timeout,
                                        "pool_timeout": self.pool_timeout}
         if self.wait_replicas is not None:
             out["replicas"] = self.wait_replicas
+        if self.sched_shards is not None:
+            out["shards"] = self.sched_shards
         return out

@@ -81,6 +81,8 @@ from store.schedule import Batcher, Schedule
 from store.tables import Tables
 from store.users import Users
 
+SCHED_SHARDS_CLUSTER = 8  # shards of the deadlines and the outbox on a cluster (spread over its primaries)
+
 __all__ = [
     "BYS",
     "CALLOUTS",
@@ -111,17 +113,22 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
     ``prefix``: the key prefix; ``clock``: epoch seconds (tests pass a fake one);
     ``replicas``: how many replicas must have a commit before it is reported (``WAIT``,
     :mod:`store.durable`); default 1 on a cluster, 0 on a single Redis (``REDIS_WAIT_REPLICAS``
-    through :meth:`from_url`).
+    through :meth:`from_url`); ``shards``: how many shards the deadline set, the versions hash
+    and the outbox stream are split into (default 1 on a single Redis, :data:`SCHED_SHARDS_CLUSTER`
+    on a cluster; ``REDIS_SCHED_SHARDS``); every process of a deployment must use the same count.
     """
 
     def __init__(self, redis: Redis | RedisCluster, prefix: str = "karty", *,
-                 clock: Callable[[], float] = time.time, replicas: int | None = None) -> None:
+                 clock: Callable[[], float] = time.time, replicas: int | None = None,
+                 shards: int | None = None) -> None:
         self.redis = redis
         self.keys = Keys(prefix)
         self.clock = clock
         self._rng = random.Random()
         if replicas is None:  # a cluster has replicas; a single Redis usually none
             replicas = 1 if is_cluster(redis) else 0
+        # the deadlines, versions and outbox in this many shards (store.keys): spread over a cluster's primaries
+        self.shards = shards or (SCHED_SHARDS_CLUSTER if is_cluster(redis) else 1)
         # A commit is answered only once a replica has it (store.durable): {1,..} wrote, {2,..} a repeat.
         self._commit = Replicated(redis, redis.register_script(_lua("commit.lua")), replicas,
                                   wrote=lambda res: int(res[0]) == 1, vouches=lambda res: int(res[0]) == 2)
@@ -135,8 +142,9 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         self._compact_log = redis.register_script(_lua("compact.lua"))
         self._followups = Batcher(self._send_followups)
         self.live = Live(self)
-        self._group_ready = False
-        self._pending_done: set[str] = set()
+        self._groups_ready: set[int] = set()
+        self._pending_done: set[tuple[str, int]] = set()
+        self._outbox_waits: dict[str, dict[int, Any]] = {}
         self.brains = Brains()  # the expert's searches, off the event loop (store.computers)
 
     @classmethod
@@ -208,5 +216,6 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
     async def close(self) -> None:
         """Stop the live feed, close the Redis connection pool (and the expert's worker processes)."""
         self.brains.close()
+        await self._close_outbox()
         await self.live.close()
         await self.redis.aclose()

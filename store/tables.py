@@ -348,7 +348,7 @@ class Tables(StoreBase):
                     args=[str(doc["version"]), new["version"], doc_text,
                           f"{_dumps(entry)}\t{_dumps(outcome.events)}", cid_field,
                           FINISHED_TTL if over else TABLE_TTL, self.keys.events(table_id), "1" if over else "0",
-                          head, tail],
+                          head, tail, self.live.publish],
                 )
             except BaseException:
                 self.live.abandon(table_id)

@@ -1,7 +1,19 @@
-"""Helpers for the browser tests (tests/test_browser*.py): a real webapp server as a
-subprocess on a free port (local play, its Redis an embedded fakeredis the test owns,
-so the server can be killed and started again without losing the games), and
-headless Debian Chromium driven by Playwright's async API.
+"""Helpers and fixtures for the browser tests (tests/test_browser*.py): a real webapp server
+as a subprocess on a free port (local play, its Redis an embedded fakeredis the test owns,
+so the server can be killed and started again without losing the games), and headless
+Debian Chromium driven by Playwright's async API.
+
+Fixtures (import them into a test module by name; a module may override one, e.g. with
+another scope or environment):
+
+* ``embedded_redis`` — a private embedded fakeredis server (:class:`store.embedded.EmbeddedRedis`);
+* ``server`` — :class:`Server` on it, started, stopped afterwards;
+* ``kstore`` — a :class:`store.Store` on the server's Redis (same default prefix as the server);
+* ``browser`` — headless Chromium (:func:`chromium`).
+
+Helpers: :func:`person`, :func:`computer` (seats), :func:`new_phone_page`, :func:`sign_in`,
+:func:`open_table` (signed in, at a table, toasts watched), :func:`view_of`,
+:func:`wait_version_above`, :func:`screenshot`.
 """
 
 from __future__ import annotations
@@ -9,12 +21,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+
+import pytest
+import pytest_asyncio
 
 CHROMIUM = "/usr/bin/chromium"
 LAUNCH_ARGS = [
@@ -29,6 +45,7 @@ LAUNCH_ARGS = [
 ]
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOTS = ROOT / "test-output" / "screenshots"
+DOCS_SCREENSHOTS = ROOT / "docs" / "screenshots"
 PHONE = {"width": 390, "height": 844}
 
 
@@ -122,9 +139,17 @@ class Server:
         self.proc = None
 
 
-async def new_phone_page(browser, base_url: str, *, locale: str = "en-US"):
-    """A fresh context (own sessionStorage) at phone size, opened at ``base_url``."""
-    ctx = await browser.new_context(viewport=PHONE, device_scale_factor=2, locale=locale, has_touch=True, is_mobile=True)
+async def new_phone_page(browser, base_url: str, *, locale: str = "en-US", reduced_motion: str | None = None,
+                         hints: bool = True):
+    """A fresh context (own sessionStorage) at phone size, opened at ``base_url``;
+    ``reduced_motion="reduce"`` emulates ``prefers-reduced-motion: reduce``; ``hints=False``:
+    the first-time hints count as seen (a screenshot shows the table itself)."""
+    extra = {"reduced_motion": reduced_motion} if reduced_motion else {}
+    ctx = await browser.new_context(viewport=PHONE, device_scale_factor=2, locale=locale, has_touch=True, is_mobile=True, **extra)
+    if not hints:
+        await ctx.add_init_script(
+            script="for (const k of ['prsi', 'penki1', 'penki2']) localStorage.setItem('karty.hint.' + k, '1');"
+        )
     page = await ctx.new_page()
     page.set_default_timeout(60000)  # a hang guard, not a speed bound: a saturated machine is slow
     errors: list[str] = []
@@ -154,10 +179,15 @@ async def wait_version_above(page, version: int, timeout: float = 15.0) -> dict:
     return await view_of(page)
 
 
-async def screenshot(page, name: str) -> Path:
+async def screenshot(page, name: str, docs: bool = False) -> Path:
+    """``test-output/screenshots/<name>.png``; with ``docs`` and ``KARTY_DOCS_SCREENSHOTS=1``
+    also copied to ``docs/screenshots/`` (the screenshots the README and docs show)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
     await page.screenshot(path=str(path))
+    if docs and os.environ.get("KARTY_DOCS_SCREENSHOTS"):
+        DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, DOCS_SCREENSHOTS / path.name)
     return path
 
 
@@ -173,3 +203,90 @@ async def chromium():
         finally:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(browser.close(), 10)
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture
+def embedded_redis():
+    from store.embedded import EmbeddedRedis
+
+    r = EmbeddedRedis().start()
+    yield r
+    r.stop()
+
+
+@pytest.fixture
+def server(embedded_redis, tmp_path: Path):
+    srv = Server(embedded_redis.url, log_path=tmp_path / "webapp.log").start()
+    yield srv
+    srv.stop()
+
+
+@pytest_asyncio.fixture
+async def kstore(embedded_redis):
+    """A Store on the server's Redis (same default prefix as the server)."""
+    from store import Store
+
+    st = Store.from_url(embedded_redis.url)
+    yield st
+    await st.close()
+
+
+@pytest_asyncio.fixture
+async def browser():
+    async with chromium() as b:
+        yield b
+
+
+# --------------------------------------------------------------------------- seats and tables
+
+
+def person(name: str):
+    """The seat of a person signed in locally as ``name``."""
+    from store import Seat
+    from webapp.auth import local_user_id
+
+    uid = local_user_id(name)
+    return Seat(seat=f"u{uid}", user_id=uid, name=name)
+
+
+def computer(i: int, name: str):
+    """The seat of computer player ``c<i>``."""
+    from store import Seat
+
+    return Seat(seat=f"c{i}", user_id=None, name=name, computer=True)
+
+
+# Every toast and banner the page shows, kept in window.__seen (kind, text), so a test
+# can tell a refused tap (an error toast, "the table moved on") from a quiet success.
+WATCH_TOASTS = """
+() => {
+  window.__seen = [];
+  const box = document.getElementById('toasts');
+  new MutationObserver((records) => {
+    for (const r of records) for (const n of r.addedNodes) {
+      if (n.nodeType === 1) window.__seen.push([n.className, n.textContent]);
+    }
+  }).observe(box, { childList: true });
+}
+"""
+
+
+async def open_table(browser, server, name: str, table_id: str, **kw):
+    """A phone page signed in as ``name`` showing table ``table_id``; its toasts are kept
+    in ``window.__seen`` and the statuses of its action POSTs in ``page.karty_action_statuses``.
+    ``kw`` goes to :func:`new_phone_page`."""
+    page = await new_phone_page(browser, server.url, **kw)
+    await sign_in(page, name)
+    await page.goto(f"{server.url}?table={table_id}")
+    await page.wait_for_selector(".table-screen")
+    await page.evaluate(WATCH_TOASTS)
+    actions: list[int] = []
+    page.on(
+        "response",
+        lambda r: actions.append(r.status) if r.request.method == "POST" and r.url.endswith("/actions") else None,
+    )
+    page.karty_action_statuses = actions  # type: ignore[attr-defined]
+    return page

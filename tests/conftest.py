@@ -32,6 +32,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 import pytest_asyncio
 
+# The browser tests' fixtures (embedded_redis, server, kstore, browser), shared by every
+# tests/test_browser*.py (a module may override one).
+pytest_plugins = ["browser_support"]
+
 _real_redis_ok: bool | None = None
 
 #: The Redis Cluster of ``make test-cluster`` (None: the single Redis of ``make test``).
@@ -292,11 +296,20 @@ async def until(condition: Callable[[], Awaitable[bool] | bool], timeout: float 
 
 
 async def wait_subscribed(store, table_id: str, count: int = 1, timeout: float = 60.0) -> None:
-    """Until ``count`` pub/sub subscribers listen on ``table_id``'s event channel (Redis PUBSUB NUMSUB)."""
+    """Until ``count`` pub/sub subscribers listen on ``table_id``'s event channel (Redis PUBSUB
+    NUMSUB; on a cluster PUBSUB SHARDNUMSUB on the channel's primary: sharded pub/sub, store.pubsub)."""
+    from store.connect import is_cluster
+
     channel = store.keys.events(table_id)
 
     async def enough() -> bool:
-        [(_, n)] = await store.redis.pubsub_numsub(channel)
+        if is_cluster(store.redis):
+            node = store.redis.get_node_from_key(channel)
+            reply = await store.redis.execute_command("PUBSUB SHARDNUMSUB", channel, target_nodes=node)
+            flat = [x for pair in reply for x in (pair if isinstance(pair, (list, tuple)) else [pair])]
+            n = int(flat[1])
+        else:
+            [(_, n)] = await store.redis.pubsub_numsub(channel)
         return n >= count
 
     await until(enough, timeout)

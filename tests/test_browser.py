@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-from pathlib import Path
 
 import pytest
-import pytest_asyncio
 from browser_support import (
     CHROMIUM,
-    Server,
-    chromium,
+    computer,
     new_phone_page,
+    open_table,
+    person,
     screenshot,
     sign_in,
     view_of,
@@ -35,59 +34,6 @@ pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium at /usr/bin/chromium"),
 ]
 
-
-@pytest.fixture
-def embedded_redis():
-    from store.embedded import EmbeddedRedis
-
-    r = EmbeddedRedis().start()
-    yield r
-    r.stop()
-
-
-@pytest.fixture
-def server(embedded_redis, tmp_path: Path):
-    srv = Server(embedded_redis.url, log_path=tmp_path / "webapp.log").start()
-    yield srv
-    srv.stop()
-
-
-@pytest_asyncio.fixture
-async def kstore(embedded_redis):
-    """A Store on the server's Redis (same default prefix as the server)."""
-    from store import Store
-
-    st = Store.from_url(embedded_redis.url)
-    yield st
-    await st.close()
-
-
-@pytest_asyncio.fixture
-async def browser():
-    async with chromium() as b:
-        yield b
-
-
-def person(name: str):
-    from store import Seat
-    from webapp.auth import local_user_id
-
-    uid = local_user_id(name)
-    return Seat(seat=f"u{uid}", user_id=uid, name=name)
-
-
-def computer(i: int, name: str):
-    from store import Seat
-
-    return Seat(seat=f"c{i}", user_id=None, name=name, computer=True)
-
-
-async def open_table(browser, server, name: str, table_id: str, **kw):
-    page = await new_phone_page(browser, server.url, **kw)
-    await sign_in(page, name)
-    await page.goto(f"{server.url}?table={table_id}")
-    await page.wait_for_selector(".table-screen")
-    return page
 
 
 async def wait_my_turn_or_done(page, seat: str, stop_js: str, timeout: float = 20.0) -> dict:

@@ -8,8 +8,7 @@ import os
 import time
 
 import pytest
-import pytest_asyncio
-from browser_support import CHROMIUM, Server, chromium, new_phone_page, screenshot, sign_in
+from browser_support import CHROMIUM, new_phone_page, screenshot, sign_in
 
 pytest.importorskip("playwright.async_api")
 
@@ -18,36 +17,6 @@ pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium at /usr/bin/chromium"),
 ]
 
-
-@pytest.fixture
-def embedded_redis():
-    from store.embedded import EmbeddedRedis
-
-    r = EmbeddedRedis().start()
-    yield r
-    r.stop()
-
-
-@pytest.fixture
-def server(embedded_redis, tmp_path):
-    srv = Server(embedded_redis.url, log_path=tmp_path / "webapp.log").start()
-    yield srv
-    srv.stop()
-
-
-@pytest_asyncio.fixture
-async def kstore(embedded_redis):
-    from store import Store
-
-    st = Store.from_url(embedded_redis.url)
-    yield st
-    await st.close()
-
-
-@pytest_asyncio.fixture
-async def browser():
-    async with chromium() as b:
-        yield b
 
 
 BALANCES = [40, -25, 110, -60, 15, 30, -5, 80]

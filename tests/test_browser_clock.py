@@ -7,11 +7,9 @@ from __future__ import annotations
 import math
 import os
 import time
-from pathlib import Path
 
 import pytest
-import pytest_asyncio
-from browser_support import CHROMIUM, Server, chromium, new_phone_page, sign_in
+from browser_support import CHROMIUM, new_phone_page, sign_in
 
 pytest.importorskip("playwright.async_api")
 
@@ -29,36 +27,6 @@ SKEW = """(() => {
   globalThis.Date = Skewed;
 })();"""
 
-
-@pytest.fixture
-def embedded_redis():
-    from store.embedded import EmbeddedRedis
-
-    r = EmbeddedRedis().start()
-    yield r
-    r.stop()
-
-
-@pytest.fixture
-def server(embedded_redis, tmp_path: Path):
-    srv = Server(embedded_redis.url, log_path=tmp_path / "webapp.log").start()
-    yield srv
-    srv.stop()
-
-
-@pytest_asyncio.fixture
-async def kstore(embedded_redis):
-    from store import Store
-
-    st = Store.from_url(embedded_redis.url)
-    yield st
-    await st.close()
-
-
-@pytest_asyncio.fixture
-async def browser():
-    async with chromium() as b:
-        yield b
 
 
 @pytest.mark.parametrize("skew", [300, -300, 90])

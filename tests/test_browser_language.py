@@ -4,11 +4,9 @@ uses too, which beats the phone's language from then on. Real headless Chromium,
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
-import pytest_asyncio
-from browser_support import CHROMIUM, Server, chromium, new_phone_page, sign_in
+from browser_support import CHROMIUM, new_phone_page, sign_in
 
 pytest.importorskip("playwright.async_api")
 
@@ -18,36 +16,6 @@ pytestmark = [
 ]
 
 
-
-@pytest.fixture
-def embedded_redis():
-    from store.embedded import EmbeddedRedis
-
-    r = EmbeddedRedis().start()
-    yield r
-    r.stop()
-
-
-@pytest.fixture
-def server(embedded_redis, tmp_path: Path):
-    srv = Server(embedded_redis.url, log_path=tmp_path / "webapp.log").start()
-    yield srv
-    srv.stop()
-
-
-@pytest_asyncio.fixture
-async def kstore(embedded_redis):
-    from store import Store
-
-    st = Store.from_url(embedded_redis.url)
-    yield st
-    await st.close()
-
-
-@pytest_asyncio.fixture
-async def browser():
-    async with chromium() as b:
-        yield b
 
 
 async def test_the_language_switch_sets_the_one_preference(server, kstore, browser):

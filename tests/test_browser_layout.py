@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
-from browser_support import CHROMIUM, ROOT, SCREENSHOTS, Server, chromium
+from browser_support import CHROMIUM, DOCS_SCREENSHOTS, SCREENSHOTS, Server, person, screenshot
 from layout_support import CHECK_LAYOUT
 
 import engine
@@ -30,7 +28,7 @@ pytestmark = [
 ]
 
 SIZES = [(320, 568), (360, 640), (390, 844), (412, 915), (768, 1024)]
-DOCS = ROOT / "docs" / "screenshots"
+DOCS = DOCS_SCREENSHOTS
 
 
 @pytest.fixture(scope="module")
@@ -47,29 +45,6 @@ def server(embedded_redis, tmp_path_factory):
     srv = Server(embedded_redis.url, log_path=tmp_path_factory.mktemp("layout") / "webapp.log").start()
     yield srv
     srv.stop()
-
-
-@pytest_asyncio.fixture
-async def kstore(embedded_redis):
-    from store import Store
-
-    st = Store.from_url(embedded_redis.url)
-    yield st
-    await st.close()
-
-
-@pytest_asyncio.fixture
-async def browser():
-    async with chromium() as b:
-        yield b
-
-
-def person(name: str):
-    from store import Seat
-    from webapp.auth import local_user_id
-
-    uid = local_user_id(name)
-    return Seat(seat=f"u{uid}", user_id=uid, name=name)
 
 
 NAMES = ["Alice", "Bohuslav", "Cyril", "Dana", "Evženie", "Filip"]
@@ -157,15 +132,6 @@ async def _page(browser, server, size, scheme="light", locale="en-US"):
     return ctx, page
 
 
-async def _shot(page, name: str, docs: bool = False) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / f"{name}.png"
-    await page.screenshot(path=str(path))
-    if docs and os.environ.get("KARTY_DOCS_SCREENSHOTS"):
-        DOCS.mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, DOCS / path.name)
-
-
 @pytest.mark.parametrize("state", list(STATES))
 async def test_table_fits_every_size(server, kstore, browser, state):
     game, n, until = STATES[state]
@@ -181,7 +147,7 @@ async def test_table_fits_every_size(server, kstore, browser, state):
         (SCREENSHOTS / f"layout-{state}-{size[0]}x{size[1]}.txt").write_text("\n".join(found))
         if found:
             problems[f"{size[0]}x{size[1]}"] = found
-        await _shot(page, f"layout-{state}-{size[0]}x{size[1]}")
+        await screenshot(page, f"layout-{state}-{size[0]}x{size[1]}")
         assert page.karty_errors == []
         await ctx.close()
     assert not problems, problems
@@ -199,7 +165,7 @@ async def test_screenshots_both_games(server, kstore, browser, scheme, width):
         await page.goto(f"{server.url}?table={table.id}")
         await page.wait_for_selector(".table-screen .me")
         assert await page.evaluate(CHECK_LAYOUT) == []
-        await _shot(page, f"{label}-{width}-{scheme}", docs=True)
+        await screenshot(page, f"{label}-{width}-{scheme}", docs=True)
         await ctx.close()
 
 

@@ -8,9 +8,7 @@ import asyncio
 import os
 
 import pytest
-import pytest_asyncio
-from browser_support import CHROMIUM, Server, chromium, screenshot
-from test_browser import computer, open_table, person
+from browser_support import CHROMIUM, computer, open_table, person, screenshot
 
 import engine
 
@@ -21,36 +19,6 @@ pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium at /usr/bin/chromium"),
 ]
 
-
-@pytest.fixture
-def embedded_redis():
-    from store.embedded import EmbeddedRedis
-
-    r = EmbeddedRedis().start()
-    yield r
-    r.stop()
-
-
-@pytest.fixture
-def server(embedded_redis, tmp_path):
-    srv = Server(embedded_redis.url, log_path=tmp_path / "webapp.log").start()
-    yield srv
-    srv.stop()
-
-
-@pytest_asyncio.fixture
-async def kstore(embedded_redis):
-    from store import Store
-
-    st = Store.from_url(embedded_redis.url)
-    yield st
-    await st.close()
-
-
-@pytest_asyncio.fixture
-async def browser():
-    async with chromium() as b:
-        yield b
 
 
 async def play_to_the_end(kstore, table_id: str):

@@ -13,8 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
-from browser_support import CHROMIUM, Server, chromium
+from browser_support import CHROMIUM, Server
 
 pytest.importorskip("playwright.async_api")
 
@@ -43,15 +42,6 @@ TELEGRAM = """
 
 
 @pytest.fixture
-def embedded_redis():
-    from store.embedded import EmbeddedRedis
-
-    r = EmbeddedRedis().start()
-    yield r
-    r.stop()
-
-
-@pytest.fixture
 def server(embedded_redis, tmp_path: Path, monkeypatch):
     # initData lives 20 s here (24 h in Telegram): long enough for a page to open on a
     # saturated machine, short enough to wait out; the session outlives it.
@@ -60,21 +50,6 @@ def server(embedded_redis, tmp_path: Path, monkeypatch):
     srv = Server(embedded_redis.url, log_path=tmp_path / "webapp.log").start()
     yield srv
     srv.stop()
-
-
-@pytest_asyncio.fixture
-async def kstore(embedded_redis):
-    from store import Store
-
-    st = Store.from_url(embedded_redis.url)
-    yield st
-    await st.close()
-
-
-@pytest_asyncio.fixture
-async def browser():
-    async with chromium() as b:
-        yield b
 
 
 def _post(url: str, body: dict) -> dict:

@@ -13,11 +13,18 @@ import asyncio
 import os
 import random
 import time
-from pathlib import Path
 
 import pytest
-import pytest_asyncio
-from browser_support import CHROMIUM, Server, chromium, new_phone_page, screenshot, sign_in, view_of
+from browser_support import (
+    CHROMIUM,
+    computer,
+    new_phone_page,
+    open_table,
+    person,
+    screenshot,
+    sign_in,
+    view_of,
+)
 
 import engine
 
@@ -28,80 +35,6 @@ pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium at /usr/bin/chromium"),
 ]
 
-
-@pytest.fixture
-def embedded_redis():
-    from store.embedded import EmbeddedRedis
-
-    r = EmbeddedRedis().start()
-    yield r
-    r.stop()
-
-
-@pytest.fixture
-def server(embedded_redis, tmp_path: Path):
-    srv = Server(embedded_redis.url, log_path=tmp_path / "webapp.log").start()
-    yield srv
-    srv.stop()
-
-
-@pytest_asyncio.fixture
-async def kstore(embedded_redis):
-    from store import Store
-
-    st = Store.from_url(embedded_redis.url)
-    yield st
-    await st.close()
-
-
-@pytest_asyncio.fixture
-async def browser():
-    async with chromium() as b:
-        yield b
-
-
-def person(name: str):
-    from store import Seat
-    from webapp.auth import local_user_id
-
-    uid = local_user_id(name)
-    return Seat(seat=f"u{uid}", user_id=uid, name=name)
-
-
-def computer(i: int, name: str):
-    from store import Seat
-
-    return Seat(seat=f"c{i}", user_id=None, name=name, computer=True)
-
-
-# Every toast and banner the page shows, kept in window.__seen (kind, text), so a test
-# can tell a refused tap (an error toast, "the table moved on") from a quiet success.
-WATCH_TOASTS = """
-() => {
-  window.__seen = [];
-  const box = document.getElementById('toasts');
-  new MutationObserver((records) => {
-    for (const r of records) for (const n of r.addedNodes) {
-      if (n.nodeType === 1) window.__seen.push([n.className, n.textContent]);
-    }
-  }).observe(box, { childList: true });
-}
-"""
-
-
-async def open_table(browser, server, name: str, table_id: str, **kw):
-    page = await new_phone_page(browser, server.url, **kw)
-    await sign_in(page, name)
-    await page.goto(f"{server.url}?table={table_id}")
-    await page.wait_for_selector(".table-screen")
-    await page.evaluate(WATCH_TOASTS)
-    actions: list[int] = []
-    page.on(
-        "response",
-        lambda r: actions.append(r.status) if r.request.method == "POST" and r.url.endswith("/actions") else None,
-    )
-    page.karty_action_statuses = actions  # type: ignore[attr-defined]
-    return page
 
 
 def _turn_policy(st, seat, rng: random.Random):
@@ -235,6 +168,9 @@ async def test_back_to_back_penalty_gives_rebuild_the_dialog(server, kstore, bro
     log = await kstore.log(table.id)
     gives = [(e["action"]["card"], ev["to"]) for e in log if e["seat"] == alice.seat for ev in e["events"] if ev["a"] == "give"]
     assert gives == [(first, x), (second, g)], gives
+    # The toast comes with the action's answer, which may come after the socket's news
+    # of the same give (the hand without the card): wait for it rather than race it.
+    await page.wait_for_function("() => window.__seen.filter(([, t]) => t.startsWith('You gave')).length >= 2")
     seen = await page.evaluate("window.__seen")
     refused = [text for kind, text in seen if "error" in kind or "moved on" in text]
     assert not refused, seen

@@ -11,18 +11,17 @@ import os
 import random
 
 import pytest
-import pytest_asyncio
 from browser_support import (
     CHROMIUM,
-    Server,
-    chromium,
+    computer,
     new_phone_page,
+    open_table,
+    person,
     screenshot,
     sign_in,
     view_of,
     wait_version_above,
 )
-from test_browser import computer, open_table, person
 
 import engine
 from store import LobbySettings
@@ -34,36 +33,6 @@ pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium at /usr/bin/chromium"),
 ]
 
-
-@pytest.fixture
-def embedded_redis():
-    from store.embedded import EmbeddedRedis
-
-    r = EmbeddedRedis().start()
-    yield r
-    r.stop()
-
-
-@pytest.fixture
-def server(embedded_redis, tmp_path):
-    srv = Server(embedded_redis.url, log_path=tmp_path / "webapp.log").start()
-    yield srv
-    srv.stop()
-
-
-@pytest_asyncio.fixture
-async def kstore(embedded_redis):
-    from store import Store
-
-    st = Store.from_url(embedded_redis.url)
-    yield st
-    await st.close()
-
-
-@pytest_asyncio.fixture
-async def browser():
-    async with chromium() as b:
-        yield b
 
 
 def deal_for(seats, variants, wanted, tries=3000):

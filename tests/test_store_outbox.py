@@ -139,7 +139,7 @@ async def test_outbox_read_recovers_when_the_stream_and_group_are_lost(store):
     table = await store.create_table(game="prsi", seats=people(3), chat_id=-9, seed=5,
                                      settings=LobbySettings(players=3, turn_seconds=None))
     assert await drain(store)  # the group exists and the first entries were read
-    await store.redis.delete(store.keys.outbox)  # e.g. a Redis restored without the stream
+    await store.redis.delete(store.keys.outbox_of(store._shard(table.id)))  # e.g. a Redis restored without the stream
     seat = engine.awaiting(table.state)[0]
     await store.apply(table.id, seat, engine.computer_action(table.state, seat))
     entries = await drain(store)
@@ -214,4 +214,4 @@ async def test_a_late_follow_up_of_an_older_version_still_sends_its_entries(stor
     await store._after_commit(*lost[0])  # v1's arrives: its entry is sent, v2's due time stands
     entries = await drain(store)
     assert sorted(e["version"] for e in entries) == [1, 2]
-    assert int(await store.redis.hget(store.keys.deadline_versions, table.id)) == 2
+    assert int(await store.redis.hget(store.keys.deadline_versions_of(store._shard(table.id)), table.id)) == 2

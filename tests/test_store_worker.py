@@ -112,7 +112,7 @@ async def test_a_restart_loses_no_deadline(store, store_factory):
 async def test_a_claim_by_a_worker_that_died_comes_due_again_after_the_lease(store, store_factory):
     table = await store.create_table(game="prsi", seats=people(3), settings=T30, seed=4)
     now = table.deadline + 0.01
-    claimed = await store._claim(keys=[store.keys.deadlines], args=[repr(now), repr(now + LEASE), 10])
+    claimed = await store._claim(keys=[store.keys.deadlines_of(store._shard(table.id))], args=[repr(now), repr(now + LEASE), 10])
     assert claimed == [table.id]  # … and this worker dies before moving
     other = await store_factory()
     assert await other.tick(now=now) == 0
@@ -285,28 +285,31 @@ async def test_sweep_records_a_rated_game_whose_last_commit_lost_its_follow_up(s
     assert await store.sweep(now=now + 30, lease=None) == 1
     assert [m["table"] for m in await store.ledger()] == [table.id]
     # once over, a tombstone: no due time, and no sweep repeats the repair
-    assert int(await store.redis.hget(store.keys.deadline_versions, table.id)) == -table.version - 1
+    assert int(await store.redis.hget(store.keys.deadline_versions_of(store._shard(table.id)), table.id)) \
+        == -table.version - 1
     assert await store.next_due(table.id) is None
     assert await store.sweep(now=now + 60, lease=None) == 0 and len(await store.ledger()) == 1
     await store.redis.delete(store.keys.table(table.id))  # 7 days later it expires: forgotten
     assert await store.sweep(now=now + 90, lease=None) == 0
-    assert await store.redis.hget(store.keys.deadline_versions, table.id) is None
+    assert await store.redis.hget(store.keys.deadline_versions_of(store._shard(table.id)), table.id) is None
 
 
 async def test_sweep_forgets_expired_tables_and_runs_once_per_lease(store, store_factory):
     a = await store.create_table(game="prsi", seats=people(2), settings=OFF, seed=9)
     b = await store.create_table(game="prsi", seats=people(2), settings=OFF, seed=10)
-    versions = store.keys.deadline_versions
-    assert await store.redis.hget(versions, a.id) is not None
+    def versions(t):  # the versions hash of the table's shard (on a cluster, sweep scans every shard)
+        return store.keys.deadline_versions_of(store._shard(t.id))
+
+    assert await store.redis.hget(versions(a), a.id) is not None
     await store.redis.delete(store.keys.table(a.id))  # expired after 48 h
     assert await store.sweep(lease=30) == 0
-    assert await store.redis.hget(versions, a.id) is None
+    assert await store.redis.hget(versions(a), a.id) is None
     await store.redis.delete(store.keys.table(b.id))
     other = await store_factory()
     await other.sweep(lease=30)  # another process within the lease: skipped
-    assert await store.redis.hget(versions, b.id) is not None
+    assert await store.redis.hget(versions(b), b.id) is not None
     await other.sweep(lease=None)
-    assert await store.redis.hget(versions, b.id) is None
+    assert await store.redis.hget(versions(b), b.id) is None
 
 
 async def test_a_worker_finding_the_game_over_leaves_a_lost_final_follow_up_to_the_sweep(store):
@@ -390,3 +393,43 @@ async def test_a_failing_follow_up_does_not_report_a_committed_move_as_failed(st
     assert await store.next_due(table.id) is None  # the computer's move was never scheduled …
     assert await store.sweep(now=now + 30, lease=None) == 1  # … until the sweeper's pass
     assert await store.tick(now=now + 32) == 1
+
+
+async def test_deadlines_left_in_another_shard_by_another_shard_count_move_to_their_own(store):
+    """The deadlines are split into ``Store.shards`` (one per slot on a cluster); tables
+    scheduled by processes with one shard are found by processes with eight: each moves to
+    its own shard (claimed there next) and nothing is left behind or moved twice."""
+    from store import Store
+    from store.keys import shard_of
+
+    one = Store(store.redis, prefix=store.keys.prefix, shards=1, clock=store.clock)
+    eight = Store(store.redis, prefix=store.keys.prefix, shards=8, clock=store.clock)
+    try:
+        tables = []
+        for seed in range(40):  # tables whose own shard of eight is not 0
+            t = await one.create_table(game="prsi", seats=people(3), settings=T30, seed=seed)
+            if shard_of(t.id, 8) != 0:
+                tables.append(t)
+            if len(tables) == 2:
+                break
+        a, b = tables
+        assert await store.redis.zscore(store.keys.deadlines_of(0), a.id) == a.deadline
+        # a timer due: the claim from shard 0 moves it; the next pass plays it from its own shard
+        now = max(a.deadline, b.deadline) + 0.01
+        await eight.tick(now=now)  # (tables whose own shard is 0 are played now)
+        assert (await eight.get_table(a.id)).version == (await eight.get_table(b.id)).version == 0
+        home = store.keys.deadlines_of(shard_of(a.id, 8))
+        assert await store.redis.zscore(store.keys.deadlines_of(0), a.id) is None
+        assert await store.redis.hget(store.keys.deadline_versions_of(0), a.id) is None
+        assert await store.redis.zscore(home, a.id) == a.deadline
+        assert await eight.tick(now=now) == 2  # a and b, once each
+        assert (await eight.get_table(a.id)).version == (await eight.get_table(b.id)).version == 1
+        # the sweeper finds one left in shard 0's versions only (nothing due) and moves it too
+        await store.redis.zrem(store.keys.deadlines_of(shard_of(b.id, 8)), b.id)
+        await store.redis.hset(store.keys.deadline_versions_of(0), b.id, 1)
+        await eight.sweep(now=now + 60, lease=None)
+        assert await store.redis.hget(store.keys.deadline_versions_of(0), b.id) is None
+        assert await eight.next_due(b.id) is not None
+    finally:
+        for st in (one, eight):
+            await st.live.close()

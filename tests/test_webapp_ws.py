@@ -490,8 +490,8 @@ async def test_a_pub_sub_reconnect_rereads_each_known_table_once(real_store):
     table = await new_table(store)
     rec = Recorder()
     await store.watch(table.id, rec)
-    conn = store.live._pubsub.connection
-    await store.live._pubsub.unsubscribe(store.keys.events(table.id))  # deaf for a moment …
+    conn = store.live.feed._pubsub.connection
+    await store.live.feed._pubsub.unsubscribe(store.keys.events(table.id))  # deaf for a moment …
     await asyncio.sleep(0.1)
     done = await move(store, table.id, _Detached(store))  # … a commit it cannot hear …
     await conn.disconnect()  # … and the connection drops; redis-py reconnects and resubscribes
@@ -522,7 +522,7 @@ async def test_an_expired_table_tells_its_sockets_gone(web_client, store, init):
     ws = await connect(client, table.id, init(ANN))
     await recv_state(ws)
     await store.redis.delete(store.keys.table(table.id))
-    await store.live._resync_all(0)  # what a reconnect does: the table is found gone
+    await store.live._resync(None, 0)  # what a reconnect does: the table is found gone
     msg = await recv(ws)
     assert msg["type"] == "error" and msg["error"] == "gone"
     await ws.close()

@@ -29,6 +29,7 @@ import { detectTelegram, localTelegram } from "./tg.js";
 import * as pv from "./variants.js";
 import { rematchBox } from "./rematch.js";
 import { renderReplay } from "./replay.js";
+import * as motion from "./motion.js";
 
 const INIT_KEY = "karty.init_data";
 const CHAT_KEY = "karty.chat";
@@ -384,6 +385,7 @@ async function openTable(id) {
   closeSocket();
   resetTable(id);
   resetShown();
+  motion.interrupt(); // nothing of the table left still in the air
   renderLoading(root);
   tg.paint(FELT, FELT_DARK);
   // Inside Telegram the table is the app's root: Telegram's own Close is the way out.
@@ -590,7 +592,17 @@ function draw() {
     else if (v.drawn) state.selected = "drawn";
     else if (state.selected === "drawn") state.selected = null;
   }
+  // A newer version than the one on screen: it is drawn at once, and what happened in
+  // between (the view's public record) plays over it as flights (motion.js), which the
+  // next version cuts short. The same version drawn again keeps its flights going.
+  const before = state.shownView;
+  const moved = before && state.version > state.shownVersion && before.game === v.game;
+  if (moved) motion.interrupt();
+  const snap = moved && !motion.reducedMotion() ? motion.snapshot(root) : null;
   renderTable(root, handlers);
+  if (moved) motion.play(root, eventsSince(before, v), snap, { view: v, seat: state.seat, faces: v.game === "prsi" ? state.faces : "french" });
+  else if (state.version !== state.shownVersion) motion.stats.log.push({ version: v.version, events: null });
+  else motion.rehide();
   state.shownVersion = state.version;
   state.shownView = v;
   syncDialogs();
@@ -882,7 +894,7 @@ window.addEventListener("keydown", (e) => {
   }
 });
 
-window.__karty = { state, language }; // for the browser tests and debugging
+window.__karty = { state, language, motion: motion.stats }; // for the browser tests and debugging
 
 boot().catch((e) => {
   renderMessage(root, String(e?.message || e));
