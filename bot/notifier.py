@@ -40,7 +40,8 @@ is looking at the table, and for them and the table's other players their live
 turn message. A player without a live message listing a table needs no refresh, so
 a move at a table whose people all have the Mini App open costs the notifier that
 one read and its share of the next outbox read, which also acknowledges every entry
-handled since (``XACK`` and ``XREADGROUP`` in one round trip; an entry is thus
+handled since (``XACK`` and ``XREADGROUP`` in one round trip on one Redis; on a
+cluster's sharded outbox the acknowledgements are one call before the read; an entry is thus
 acknowledged up to one read, about a second, after it was handled, and a crash in
 between delivers it again, which sends nothing twice, as above); a user's language
 is looked up only when a message is written. Chat texts use the language of the
