@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "python": platform.python_version(),
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
-        "players": len(PLAYERS),
+        "players_per_game": len(PLAYERS),  # not "players": that is the round robins' section
     }
     only = set(args.only or SECTIONS)
     if "engine" in only or "penki" in only:
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             service.measure, redis_url=args.service_redis_url, tables=tuple(args.tables),
             processes=tuple(args.processes),
             seconds=service_seconds, warmup=min(service.WARMUP, service_seconds),
-            overload=not args.no_overload, memory=not args.no_table_memory)
+            overload=not args.no_overload, memory=not args.no_table_memory, profile=getattr(args, "service_profile", None))
     if "players" in only:
         out["players"] = _guard(players.measure, args.matches, args.jobs)
     return out
@@ -156,7 +156,7 @@ def table(results: dict[str, Any]) -> str:
             rows.append(("service", "service benchmark", data.get("skipped") or data.get("error")))
         else:
             rows += service.summary_rows(data)
-    if "players" in results:
+    if isinstance(results.get("players"), dict):
         data = results["players"]
         if "skipped" in data or "error" in data:
             rows.append(("players", "round robins", data.get("skipped") or data.get("error")))
@@ -189,6 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-overload", action="store_true", help="service: skip the overload runs")
     parser.add_argument("--no-table-memory", action="store_true",
                         help="service: skip playing tables to the end for Redis bytes per table")
+    parser.add_argument("--service-profile", default=None, metavar="DIR",
+                        help="service: py-spy (when installed) records each service process over each measured "
+                             "window into DIR as raw collapsed stacks")
     parser.add_argument("--matches", type=int, default=players.MATCHES,
                         help="players: games per game kind, over all pairings (default %(default)s)")
     parser.add_argument("--jobs", type=int, default=None, help="players: worker processes (default 2)")

@@ -367,6 +367,7 @@ class Stats:
     reject_latencies: list[float] = field(default_factory=list)
     errors: dict[str, int] = field(default_factory=dict)
     out_of_order: int = 0
+    reconnects: int = 0  # sockets opened again after a close or a refused handshake (any time)
     undelivered: int = 0
     finished: list[str] = field(default_factory=list)
     offered: int = 0  # pacing: moves due in the window
@@ -417,12 +418,35 @@ class SeatClient:
         return None
 
     async def run(self) -> None:
+        """The socket, reconnected as the Mini App does (``webapp/static/api.js``: after any
+        close or refused handshake, 400 ms × 2^attempt up to 8 s, ±25 %, ``since`` the last
+        version seen) until the run closes or the table is gone; every failure is counted."""
+        run = self.table.run
+        attempt = 0
+        while not run.closing and not self.table.done:
+            outcome = await self._connection()
+            if outcome == "gone" or run.closing:
+                break
+            if outcome == "served":
+                attempt = 0
+            run.stats.reconnects += 1
+            delay = min(8.0, 0.4 * 2**attempt) * random.uniform(0.75, 1.25)
+            attempt = min(attempt + 1, 6)
+            if attempt >= 6:
+                self.first_state.set()  # don't hold up the run's start for ever; it keeps trying
+            await asyncio.sleep(delay)
+        self.first_state.set()  # never leave a waiter hanging
+
+    async def _connection(self) -> str:
+        """One socket's life: ``"served"`` (it had a state, then closed), ``"failed"`` or ``"gone"``."""
         run = self.table.run
         url = self.base.replace("http", "ws", 1) + f"/ws/tables/{self.table.id}"
+        served = False
         try:
             async with run.session.ws_connect(url, max_msg_size=0, autoping=True) as ws:
                 self.ws = ws
-                await ws.send_str(json.dumps({"type": "auth", "init_data": self.init_data, "since": 0}))
+                await ws.send_str(json.dumps({"type": "auth", "init_data": self.init_data,
+                                              "since": max(0, self.version)}))
                 pinger = asyncio.create_task(self._ping(ws))
                 try:
                     async for msg in ws:
@@ -431,9 +455,13 @@ class SeatClient:
                         data = json.loads(msg.data)
                         kind = data.get("type")
                         if kind == "state":
+                            served = True
                             self._on_state(data)
                         elif kind == "error":
-                            run.stats.error(f"ws:{data.get('error')}")
+                            if not run.closing:
+                                run.stats.error(f"ws:{data.get('error')}")
+                            if data.get("error") == "gone":
+                                return "gone"
                             break
                 finally:
                     pinger.cancel()
@@ -441,9 +469,9 @@ class SeatClient:
             raise
         except Exception as e:
             if not run.closing:
-                run.stats.error(f"ws:{type(e).__name__}")
-        finally:
-            self.first_state.set()  # never leave a waiter hanging
+                status = getattr(e, "status", None)
+                run.stats.error(f"ws:{type(e).__name__}" + (f":{status}" if status else ""))
+        return "served" if served else "failed"
 
     async def _ping(self, ws: Any) -> None:
         await asyncio.sleep(random.uniform(0, PING_EVERY))
@@ -657,6 +685,11 @@ class LoadRun:
         task.add_done_callback(self._replacements.discard)
 
     async def _replace(self, client: TableClient) -> None:
+        # The seat that saw the end first must not close its table-mates' sockets before
+        # the last versions reach them (that counted as undelivered): wait for them a while.
+        end = time.perf_counter() + 10.0
+        while client.pending and time.perf_counter() < end and not self.closing:
+            await asyncio.sleep(0.05)
         await client.close()
         mem = asyncio.create_task(self._measure_later(client.id))
         self._memory_tasks.add(mem)
@@ -670,6 +703,20 @@ class LoadRun:
     async def _measure_later(self, table_id: str) -> None:
         await asyncio.sleep(1.0)  # what the commit's follow-ups (ratings, deadlines) leave behind
         self.table_bytes.append(await self.bench.table_bytes(table_id))
+
+    def _profile(self) -> list[subprocess.Popen]:
+        """``--service-profile DIR``: py-spy records every service process over the window
+        (raw collapsed stacks, ``DIR/<label>-<n>p-<tables>t-<i>.txt``); nothing without py-spy."""
+        out_dir = self.bench.profile
+        spy = shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
+        if out_dir is None or spy is None:
+            return []
+        out_dir.mkdir(parents=True, exist_ok=True)
+        n = len(self.services)
+        return [subprocess.Popen(
+            [spy, "record", "-p", str(svc.pid), "-d", str(max(1, int(self.seconds))), "-r", "250", "-f", "raw",
+             "--nonblocking", "-o", str(out_dir / f"{self.label}-{n}p-{self.tables}t-{svc.index}.txt")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for svc in self.services]
 
     async def execute(self) -> dict[str, Any]:
         t_setup = time.perf_counter()
@@ -696,9 +743,13 @@ class LoadRun:
             for seat in client.seats:
                 seat.maybe_act()
         await asyncio.sleep(self.warmup)
+        profilers = self._profile()
         before = await self.bench.sample(self.services)
         await asyncio.sleep(self.seconds)
         after = await self.bench.sample(self.services)
+        spy_end = time.perf_counter() + 30
+        while any(p.poll() is None for p in profilers) and time.perf_counter() < spy_end:
+            await asyncio.sleep(0.1)
         drain_end = time.perf_counter() + DRAIN
         while time.perf_counter() < drain_end and any(c.pending for c in self.clients):
             await asyncio.sleep(0.1)
@@ -755,6 +806,7 @@ class LoadRun:
             "reject_p99_ms": _r(percentile([x * 1000 for x in st.reject_latencies], 99)),
             "errors": dict(st.errors),
             "out_of_order": st.out_of_order,
+            "reconnects": st.reconnects,
             "undelivered": st.undelivered,
             "tables_finished": len(st.finished),
             "connect_s": round(connect_s, 1),
@@ -847,7 +899,8 @@ class ServiceBench:
     """The whole section: Redis, fake Telegram, services, runs; :meth:`run` returns the figures."""
 
     def __init__(self, *, redis_url: str | None, tables: tuple[int, ...], processes: tuple[int, ...],
-                 seconds: float, warmup: float, overload: bool, memory: bool, log_level: str) -> None:
+                 seconds: float, warmup: float, overload: bool, memory: bool, log_level: str,
+                 profile: str | None = None) -> None:
         self.redis_url_opt = redis_url
         self.tables = tables
         self.processes = processes
@@ -856,6 +909,7 @@ class ServiceBench:
         self.overload = overload
         self.memory = memory
         self.log_level = log_level
+        self.profile = Path(profile) if profile else None  # py-spy's samples of each measured window
         self.prefix = f"karty-bench-svc-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.token = new_bot_token()
         self._init: dict[int, str] = {}
@@ -1051,10 +1105,12 @@ def _progress(what: str, data: dict[str, Any]) -> None:
 
 def measure(*, redis_url: str | None = None, tables: tuple[int, ...] = TABLES,
             processes: tuple[int, ...] = PROCESSES, seconds: float = SECONDS, warmup: float = WARMUP,
-            overload: bool = True, memory: bool = True, log_level: str = "WARNING") -> dict[str, Any]:
+            overload: bool = True, memory: bool = True, log_level: str = "WARNING",
+            profile: str | None = None) -> dict[str, Any]:
     """Run the service benchmark (module docstring) and return its figures."""
     bench = ServiceBench(redis_url=redis_url, tables=tables, processes=processes, seconds=seconds,
-                         warmup=warmup, overload=overload, memory=memory, log_level=log_level)
+                         warmup=warmup, overload=overload, memory=memory, log_level=log_level,
+                         profile=profile)
     return asyncio.run(bench.run())
 
 

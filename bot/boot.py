@@ -35,9 +35,10 @@ RUNTIME_KEY: web.AppKey[Any] = web.AppKey("karty_bot", object)  # the bot.app.Bo
 class BotBoot:
     """The bot being started in the background: ``runtime`` (None until ready), ``ready``."""
 
-    def __init__(self, store: Any, settings: Any) -> None:
+    def __init__(self, store: Any, settings: Any, on_ready: Any = None) -> None:
         self.store = store
         self.settings = settings
+        self.on_ready = on_ready  # called once the bot has started (webapp: freeze the heap)
         self.runtime: Any = None
         self.ready = asyncio.Event()
         self.failed = False
@@ -51,6 +52,8 @@ class BotBoot:
             self._webhook = app_mod.webhook_handler(runtime) if self.settings.webhook_url else None
             await app_mod.start_runtime(runtime)
             self.runtime = runtime
+            if self.on_ready is not None:
+                self.on_ready()
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -73,16 +76,17 @@ class BotBoot:
 BOOT_KEY: web.AppKey[BotBoot] = web.AppKey("karty_bot_boot", BotBoot)
 
 
-def setup_bot_soon(app: web.Application, store: Any, settings: Any) -> BotBoot:
+def setup_bot_soon(app: web.Application, store: Any, settings: Any, on_ready: Any = None) -> BotBoot:
     """Attach the bot to ``app`` like :func:`bot.app.setup_bot`, started once the app serves.
 
     ``settings``: a :class:`bot.settings.BotSettings` with a token (``ValueError`` otherwise).
     The webhook route (with ``WEBHOOK_URL``) is registered now; the runtime is
-    :func:`runtime_of` ``(app)`` once started. Stopped at the app's cleanup.
+    :func:`runtime_of` ``(app)`` once started, and ``on_ready()`` is called then. Stopped
+    at the app's cleanup.
     """
     if not settings.bot_token:
         raise ValueError("BOT_TOKEN is not set")
-    boot = BotBoot(store, settings)
+    boot = BotBoot(store, settings, on_ready)
     app[BOOT_KEY] = boot
     if settings.webhook_url:
         app.router.add_post(settings.webhook_path, boot.webhook)

@@ -34,7 +34,17 @@ after logging — a poison entry must not stall the queue); while the storage is
 unavailable (Redis down or restarting), the entry and its acknowledgement are tried
 again until it answers, so an outage loses no notification. Entries of one chat (or,
 for ``turn``, one user) are handled in order by that lane's task; lanes run
-concurrently, so one slow chat delays no other. Chat texts use the language of the
+concurrently, so one slow chat delays no other. What a batch of entries needs from the store is read in one round trip
+(``store.notice_hints``): for each ``turn`` whose lane is idle, whether the player
+is looking at the table, and for them and the table's other players their live
+turn message. A player without a live message listing a table needs no refresh, so
+a move at a table whose people all have the Mini App open costs the notifier that
+one read and its share of the next outbox read, which also acknowledges every entry
+handled since (``XACK`` and ``XREADGROUP`` in one round trip on one Redis; on a
+cluster's sharded outbox the acknowledgements are one call before the read; an entry is thus
+acknowledged up to one read, about a second, after it was handled, and a crash in
+between delivers it again, which sends nothing twice, as above); a user's language
+is looked up only when a message is written. Chat texts use the language of the
 chat's language when its admins set one (``/lang`` in the group), else that of the table's
 first person (``store.User.language``); private ones the recipient's.
 """
@@ -65,6 +75,11 @@ LANE_IDLE = 30.0  # seconds a lane's task waits for more before it ends
 NOTICE_CHECK = 20.0  # seconds after which a live turn message is checked again
 
 
+def _lists(notice: dict[str, Any] | None) -> bool:
+    """Whether a live turn notice lists tables (one that does not, or "done", never changes on a refresh)."""
+    return bool(notice and notice.get("tables"))
+
+
 class Notifier:
     """Consumes the outbox as consumer ``consumer`` of the store's consumer group."""
 
@@ -89,6 +104,8 @@ class Notifier:
         self.queued = 0
         self._lanes: dict[Any, asyncio.Queue[tuple[str, dict[str, Any]]]] = {}
         self._workers: dict[Any, asyncio.Task[None]] = {}
+        self._busy: set[Any] = set()  # lanes handling an entry right now
+        self._acks: list[str] = []  # handled entries not acknowledged yet (sent with the next read)
         self.lobbies: Any = None  # bot.lobbies.LobbyMessages, set by the runtime ("Play again" lobbies)
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -125,31 +142,65 @@ class Notifier:
         """
         while self.queued > MAX_QUEUED:
             await asyncio.sleep(0.1)
-        entries = await self.store.outbox_read(self.consumer, count=count, block_ms=block_ms)
+        acks, self._acks = self._acks, []  # handled since the last read: acknowledged with this one
+        try:
+            entries = await self.store.outbox_read(self.consumer, count=count, block_ms=block_ms, ack=acks)
+        except BaseException:
+            self._acks[:0] = acks  # not acknowledged: the next read (or close) tries again
+            raise
+        # What each entry's other players need (refreshes of their live messages), and what
+        # the store says of those on idle lanes, read for the whole batch in one round trip.
+        others = [await self._others(entry) for _, entry in entries]
+        turns, users = [], []
+        for (_, entry), people in zip(entries, others, strict=True):
+            users += [u for u in people if self._idle(("u", u))]
+            if entry.get("kind") == "turn" and entry.get("user_id") and entry.get("table") \
+                    and self._idle(("u", entry["user_id"])):
+                turns.append((entry["table"], entry["user_id"]))
+                users.append(entry["user_id"])
+        present: dict[tuple[str, int], bool] = {}
+        notices: dict[int, Any] = {}
+        if turns or users:
+            try:
+                present, notices = await self.store.notice_hints(turns, users)
+            except Exception:  # each entry asks again when handled
+                log.warning("outbox: the batch's presence and notices unreadable", exc_info=True)
         lanes = set()
-        for entry_id, entry in entries:
+        for (entry_id, entry), people in zip(entries, others, strict=True):
             key = ("u", entry.get("user_id")) if entry.get("kind") == "turn" else ("c", entry.get("chat_id"))
+            if key[0] == "u" and (entry.get("table"), entry.get("user_id")) in present and self._idle(key):
+                # (idle still: nothing of this batch queued before it that could change the notice)
+                uid = entry["user_id"]
+                entry = {**entry, "_hint": {"present": present[(entry["table"], uid)],
+                                            "notice": notices.get(uid)}}
             self._lane(key).put_nowait((entry_id, entry))
             self.queued += 1
             lanes.add(key)
-            lanes |= await self._refreshes(entry)
+            for user_id in people:
+                if user_id in notices and not _lists(notices[user_id]):
+                    continue  # an idle lane, and no live message listing a table: nothing to edit
+                lanes.add(self._refresh(user_id))
         self._sweep_notices()
         if wait:
             await asyncio.gather(*(self._lanes[key].join() for key in lanes if key in self._lanes))
+            await self._flush_acks()
         return len(entries)
 
-    async def _refreshes(self, entry: dict[str, Any]) -> set[Any]:
-        """Something happened at the entry's table: the live turn messages of its other players
-        are brought up to date (in their lanes, after what is queued there). Returns the lanes."""
+    def _idle(self, key: Any) -> bool:
+        """Nothing queued or running on lane ``key``: what is read now is what it will act on."""
+        queue = self._lanes.get(key)
+        return key not in self._busy and (queue is None or queue.empty())
+
+    async def _others(self, entry: dict[str, Any]) -> list[int]:
+        """The people whose live turn messages an entry may change: everyone seated at its
+        table but the one a ``turn`` is for (none for entries that are not about a table)."""
         table_id = entry.get("table")
         if not table_id or entry.get("kind") not in ("turn", "start", "round", "end"):
-            return set()
-        lanes = set()
-        for user_id in await self._people(entry):
-            if user_id == entry.get("user_id") and entry.get("kind") == "turn":
-                continue
-            lanes.add(self._refresh(user_id))
-        return lanes
+            return []
+        people = await self._people(entry)
+        if entry.get("kind") == "turn":
+            return [u for u in people if u != entry.get("user_id")]
+        return people
 
     def _refresh(self, user_id: int) -> Any:
         key = ("u", user_id)
@@ -206,24 +257,42 @@ class Notifier:
                     self._workers.pop(key, None)
                     return
                 continue
+            self._busy.add(key)
+            cancelled = False
             try:
                 await self._stored(self.handle, entry, what=f"notification {entry_id}")
             except asyncio.CancelledError:
+                cancelled = True  # stopped before it was handled: not acknowledged, delivered again
                 raise
             except Exception:
-                log.exception("notification %s failed: %r", entry_id, entry)
+                log.exception("notification %s failed: %r", entry_id, {k: v for k, v in entry.items() if k != "_hint"})
             finally:
+                self._busy.discard(key)
+                if entry_id is not None and not cancelled:  # an outbox entry, not a refresh
+                    self._ack(entry_id)
                 queue.task_done()
                 self.queued -= 1
-            if entry_id is None:  # a refresh of a live turn message, not an outbox entry
-                continue
+
+    def _ack(self, entry_id: str) -> None:
+        """Acknowledge ``entry_id`` (handled) with the next outbox read: the entries handled
+        meanwhile go in the same round trip as that read (:meth:`poll`)."""
+        self._acks.append(entry_id)
+        self.handled += 1
+
+    async def _flush_acks(self) -> None:
+        """Acknowledge every handled entry not acknowledged yet, tried again while the storage
+        is unavailable (:meth:`_stored`); another failure is logged (those entries come again
+        after a restart, as after a crash before the acknowledgement)."""
+        while self._acks:
+            ids, self._acks = self._acks, []
             try:
-                await self._stored(self.store.outbox_ack, entry_id, what=f"outbox_ack {entry_id}")
+                await self._stored(lambda batch: self.store.outbox_ack(*batch), ids,
+                                   what=f"outbox_ack of {len(ids)} entries")
             except asyncio.CancelledError:
+                self._acks[:0] = ids
                 raise
             except Exception:
-                log.exception("outbox_ack %s failed", entry_id)
-            self.handled += 1
+                log.exception("outbox_ack of %d entries failed", len(ids))
 
     async def _stored(self, fn: Any, arg: Any, *, what: str) -> Any:
         """``await fn(arg)``, tried again while the storage is unavailable (``store.UNAVAILABLE``:
@@ -255,6 +324,9 @@ class Notifier:
         for task in workers:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        self._busy.clear()
+        with contextlib.suppress(Exception):
+            await self._flush_acks()
 
     async def handle(self, entry: dict[str, Any]) -> None:
         kind = entry.get("kind")
@@ -262,7 +334,7 @@ class Notifier:
             await self.turn(entry)
         elif kind == "refresh":
             user_id = entry["user_id"]
-            await self.notices.refresh(user_id, await self._language(user_id))
+            await self.notices.refresh(user_id, self._locale(user_id))
         elif kind in ("start", "round", "end"):
             if entry.get("chat_id") is None:
                 return
@@ -273,6 +345,10 @@ class Notifier:
             await self.lobby_event(entry)
         else:
             log.warning("unknown outbox entry %r", entry)
+
+    def _locale(self, user_id: int | None) -> Any:
+        """The user's language, looked up only when a message is actually written."""
+        return lambda: self._language(user_id)
 
     async def _language(self, user_id: int | None) -> str:
         if user_id is None:
@@ -285,13 +361,18 @@ class Notifier:
         table_id = entry.get("table")
         if not user_id or not table_id:
             return
-        if await self.store.is_present(table_id, user_id):
-            await self.notices.refresh(user_id, await self._language(user_id))
+        hint = entry.get("_hint")  # read with the batch, while this lane was idle
+        present = hint["present"] if hint is not None else await self.store.is_present(table_id, user_id)
+        if present:
+            if hint is not None:
+                await self.notices.refresh(user_id, self._locale(user_id), hint["notice"])
+            else:
+                await self.notices.refresh(user_id, self._locale(user_id))
             return
         if not await self.store.is_reachable(user_id):
             return
         if not await self._still_awaited(table_id, entry.get("seat")):
-            await self.notices.refresh(user_id, await self._language(user_id))
+            await self.notices.refresh(user_id, self._locale(user_id))
             return
         if not await self.turns.first(f"{table_id}:{entry.get('seat')}:{entry.get('version')}"):
             return

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -35,6 +36,8 @@ from bot.sender import Sender
 from bot.settings import BotSettings
 
 log = logging.getLogger(__name__)
+#: A language, or an async function that gives it (asked only when a message is written).
+Locale = str | Callable[[], Awaitable[str]]
 MAX_LISTED = 10  # tables with a button; more are counted ("…and N more")
 
 
@@ -107,14 +110,19 @@ class TurnNotices:
         if notice is not None and notice.get("message_id") != message.message_id:
             await self._retire(user_id, notice, locale)
 
-    async def refresh(self, user_id: int, locale: str, notice: dict[str, Any] | None = ...) -> None:  # type: ignore[assignment]
-        """Edit the live message to the tables that wait now ("done" once none does); silent."""
+    async def refresh(self, user_id: int, locale: Locale, notice: dict[str, Any] | None = ...) -> None:  # type: ignore[assignment]
+        """Edit the live message to the tables that wait now ("done" once none does); silent.
+
+        ``locale``: the language, or an async function giving it (asked only when the
+        message is edited); ``notice``: the live notice if just read (else it is read).
+        """
         if notice is ...:
             notice = await self.store.turn_notice(user_id)
-        if notice is None:
+        listed = (notice or {}).get("tables") or []
+        if not listed:  # none, or "done": nothing it lists can stop waiting, no edit ever
             self.live.pop(user_id, None)
             return
-        listed = notice.get("tables") or []
+        assert notice is not None
         tables = await self.waiting(user_id)
         ids = [t.id for t in tables]
         if ids == listed or (not listed and not ids):
@@ -128,7 +136,7 @@ class TurnNotices:
             if ids == listed:
                 self._track(user_id, ids)
                 return
-        text, markup = await self._render(user_id, tables, locale)
+        text, markup = await self._render(user_id, tables, await _resolve(locale))
         await self.sender.edit_message(user_id, notice["message_id"], text, reply_markup=markup)
         await self.store.set_turn_notice(user_id, {**notice, "tables": ids, "at": time.time()})
         self._track(user_id, ids)
@@ -165,6 +173,10 @@ class TurnNotices:
                 button = await keyboards.open_button(self.bot, self.settings, table.id, chat_id=user_id)
                 buttons.append([button.model_copy(update={"text": texts.waiting_button(i, table)})])
         return text, InlineKeyboardMarkup(inline_keyboard=buttons)
+
+
+async def _resolve(locale: Locale) -> str:
+    return locale if isinstance(locale, str) else await locale()
 
 
 def _awaiting(state: Any) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from redis.exceptions import ResponseError
@@ -18,6 +19,7 @@ from store.common import (
     _dumps,
     _s,
 )
+from store.connect import is_cluster
 from store.keys import shard_of
 
 #: A blocking read waits at most this long: within the pool's per-call time bound.
@@ -54,7 +56,8 @@ class Outbox(StoreBase):
                 raise
         self._groups_ready.add(shard)
 
-    async def outbox_read(self, consumer: str, count: int = 50, block_ms: int = 1000) -> list[tuple[str, dict]]:
+    async def outbox_read(self, consumer: str, count: int = 50, block_ms: int = 1000,
+                          ack: Sequence[str] = ()) -> list[tuple[str, dict]]:
         """Entries for the bot: ``[(id, {kind, table, chat_id, thread_id, ...}), ...]``.
 
         Kinds: ``start`` (seats, game, lobby_id, rated, variants), ``turn`` (seat, user_id, name,
@@ -63,15 +66,21 @@ class Outbox(StoreBase):
         people's seats that never made a move of their own, P16; variants).
         A consumer group: each entry goes to one consumer; the first call of a
         consumer in this process returns its unacknowledged entries first (after a
-        crash). Acknowledge each with :meth:`outbox_ack`. ``block_ms=0``: don't wait.
+        crash). Acknowledge each with :meth:`outbox_ack`, or pass the ids handled since the
+        last read as ``ack``: they are acknowledged in the same round trip, before the read
+        (on one server with one shard; otherwise in a call of their own first).
+        ``block_ms=0``: don't wait.
         Every shard is read (at most ``count`` entries in all without waiting; a call
         that waited returns what the first shards to answer had, at most ``count`` each);
         a shard's wait still going on when another's answered carries over to the next call.
         """
+        if ack and (self.shards != 1 or is_cluster(self.redis) or (consumer, 0) not in self._pending_done):
+            await self.outbox_ack(*ack)
+            ack = ()
         for attempt in (1, 2):
             try:
                 if self.shards == 1:
-                    return await self._outbox_read(consumer, count, block_ms)
+                    return await self._outbox_read(consumer, count, block_ms, ack)
                 return await self._outbox_read_shards(consumer, count, block_ms)
             except ResponseError as exc:
                 if "NOGROUP" not in str(exc) or attempt == 2:
@@ -79,9 +88,11 @@ class Outbox(StoreBase):
                 # The stream or its group was lost (a flushed or restored Redis): make it again.
                 self._groups_ready.clear()
                 self._pending_done = {c for c in self._pending_done if c[0] != consumer}
+                ack = ()  # (acknowledging in a lost group is moot)
         raise AssertionError("unreachable")
 
-    async def _outbox_read(self, consumer: str, count: int, block_ms: int) -> list[tuple[str, dict]]:
+    async def _outbox_read(self, consumer: str, count: int, block_ms: int,
+                           ack: Sequence[str] = ()) -> list[tuple[str, dict]]:
         await self._ensure_group()
         if (consumer, 0) not in self._pending_done:
             self._pending_done.add((consumer, 0))
@@ -89,10 +100,15 @@ class Outbox(StoreBase):
             out = self._entries(got)
             if out:
                 return out
-        got = await self.redis.xreadgroup(
-            OUTBOX_GROUP, consumer, {self.keys.outbox: ">"}, count=count,
-            block=min(block_ms, MAX_BLOCK_MS) or None,
-        )
+        block = min(block_ms, MAX_BLOCK_MS) or None
+        if ack:  # one server: the acknowledgement and the (blocking) read in one round trip
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.xack(self.keys.outbox, OUTBOX_GROUP, *ack)
+            pipe.xreadgroup(OUTBOX_GROUP, consumer, {self.keys.outbox: ">"}, count=count, block=block)
+            got = (await pipe.execute())[1]
+        else:
+            got = await self.redis.xreadgroup(OUTBOX_GROUP, consumer, {self.keys.outbox: ">"}, count=count,
+                                              block=block)
         return self._entries(got)
 
     async def _outbox_read_shards(self, consumer: str, count: int, block_ms: int) -> list[tuple[str, dict]]:
@@ -165,13 +181,22 @@ class Outbox(StoreBase):
                 out.append((ident, json.loads(_s(data))))
         return out
 
-    async def outbox_ack(self, entry_id: str) -> None:
-        """Acknowledge an outbox entry (it is not delivered again)."""
-        shard, sep, stream_id = entry_id.partition("/")
-        if not sep:
-            await self.redis.xack(self.keys.outbox, OUTBOX_GROUP, entry_id)
-        else:
-            await self.redis.xack(self.keys.outbox_of(int(shard)), OUTBOX_GROUP, stream_id)
+    async def outbox_ack(self, *entry_ids: str) -> None:
+        """Acknowledge outbox entries (they are not delivered again): one ``XACK`` per shard
+        they are in, all in one round trip."""
+        by_stream: dict[str, list[str]] = {}
+        for entry_id in entry_ids:
+            shard, sep, stream_id = entry_id.partition("/")
+            key = self.keys.outbox_of(int(shard)) if sep else self.keys.outbox
+            by_stream.setdefault(key, []).append(stream_id if sep else entry_id)
+        if len(by_stream) == 1:
+            ((key, ids),) = by_stream.items()
+            await self.redis.xack(key, OUTBOX_GROUP, *ids)
+        elif by_stream:
+            pipe = self.redis.pipeline(transaction=False)
+            for key, ids in by_stream.items():
+                pipe.xack(key, OUTBOX_GROUP, *ids)
+            await pipe.execute()
 
     async def _close_outbox(self) -> None:
         """Cancel the outbox waits still going on (their entries stay pending: read again

@@ -187,3 +187,63 @@ async def test_long_polling_when_no_webhook(fake_store, fake_bot_api, aiohttp_cl
     msg = (await api.wait_for(lambda: api.sent_messages(ANN), timeout=10))[0]
     assert "Привет, Ann" in msg.text
     assert api.calls_of("deleteWebhook") and not api.calls_of("setWebhook")
+
+
+class _Trips:
+    """The store's Redis commands, one name per round trip (a pipeline: ``PIPELINE:…``)."""
+
+    def __init__(self, store) -> None:
+        self.store, self.sent = store, []
+        real_command, real_pipeline = store.redis.execute_command, store.redis.pipeline
+
+        async def command(*args, **kwargs):
+            self.sent.append(str(args[0]).upper())
+            return await real_command(*args, **kwargs)
+
+        def pipeline(*args, **kwargs):
+            pipe = real_pipeline(*args, **kwargs)
+            real_execute = pipe.execute
+
+            async def execute(*a, **k):
+                self.sent.append("PIPELINE:" + ",".join(str(c[0][0]).upper() for c in pipe.command_stack))
+                return await real_execute(*a, **k)
+
+            pipe.execute = execute
+            return pipe
+
+        store.redis.execute_command, store.redis.pipeline = command, pipeline
+
+    def close(self) -> None:
+        del self.store.redis.execute_command, self.store.redis.pipeline
+
+
+async def test_turns_of_players_looking_at_the_table_cost_one_read_per_batch(fake_store, bot_runtime,
+                                                                            fake_bot_api):
+    """S5: a player whose Mini App is open gets no message; the notifier learns that, and that
+    nobody has a live turn message to edit, for a whole batch in one round trip (no user,
+    presence or notice lookups one by one), and acknowledges the batch in one call."""
+    import engine
+
+    api = fake_bot_api
+    rt = await bot_runtime(fake_store)
+    table = await started_table(fake_store, rt)
+    for uid in (ANN, BOB, CID):
+        await fake_store.heartbeat(table.id, uid)
+    await rt.notifier.poll()  # the start and the first turn
+    api.clear()
+    moves = 0
+    while moves < 2:  # two turns, of two players (a player's second turn in a batch reads for itself)
+        table = await fake_store.get_table(table.id)
+        seat = engine.awaiting(table.state)[0]
+        legal = engine.legal_actions(table.state, seat)
+        await fake_store.apply(table.id, seat, next((a for a in legal if a["a"] in ("draw", "stand")), legal[0]))
+        moves += 1
+    trips = _Trips(fake_store)
+    try:
+        assert await rt.notifier.poll() >= moves  # a turn entry per move
+    finally:
+        trips.close()
+    assert api.sent_messages(ANN) == api.sent_messages(BOB) == api.sent_messages(CID) == []
+    reads = [t for t in trips.sent if t != "XREADGROUP"]
+    assert reads[0].startswith("PIPELINE:") and set(reads[0].removeprefix("PIPELINE:").split(",")) == {"EXISTS", "GET"}
+    assert reads[1:] == ["XACK"], trips.sent

@@ -99,6 +99,21 @@ async def test_unacknowledged_entries_come_back_to_a_restarted_consumer(store, s
     assert await third.outbox_read("bot-1", block_ms=0) == []
 
 
+async def test_entries_acknowledged_with_the_next_read_do_not_come_back(store, store_factory):
+    """``outbox_read(ack=…)``: the entries handled since the last read are acknowledged
+    with it (one round trip on one server); a restarted consumer does not get them again,
+    while those not passed still come back."""
+    await store.create_table(game="prsi", seats=people(2), chat_id=-9, seed=1)
+    await store.create_table(game="prsi", seats=people(2), chat_id=-8, seed=2)
+    first = await store.outbox_read("bot-1", count=2, block_ms=0)
+    assert len(first) == 2
+    more = await store.outbox_read("bot-1", count=100, block_ms=0, ack=[first[0][0]])
+    assert more and first[0][0] not in [i for i, _ in more]
+    fresh = await store_factory()  # restarted: only what was never acknowledged comes back
+    again = [i for i, _ in await fresh.outbox_read("bot-1", count=100, block_ms=0)]
+    assert again == [first[1][0]] + [i for i, _ in more]
+
+
 async def test_each_entry_goes_to_one_consumer_of_the_group(store):
     for i in range(3):
         await store.create_table(game="prsi", seats=people(2), chat_id=-9, seed=i)

@@ -526,3 +526,33 @@ async def test_an_expired_table_tells_its_sockets_gone(web_client, store, init):
     msg = await recv(ws)
     assert msg["type"] == "error" and msg["error"] == "gone"
     await ws.close()
+
+
+async def test_redis_not_answering_at_sign_in_closes_try_again_later(web_client, store, init):
+    """Every pooled connection busy past its wait (a burst of sign-ins): the socket is told
+    ``unavailable`` and closed 1013 (try again later), as the HTTP side answers 503, not
+    ``internal``; a retry once Redis answers again is served."""
+    import redis.exceptions
+
+    from webapp.keys import AUTH
+
+    client = await web_client()
+    table = await new_table(store)
+    auth = client.app[AUTH]
+    real = auth.identify
+
+    async def busy(*_a, **_k):
+        raise redis.exceptions.ConnectionError("No connection available.")
+
+    auth.identify = busy
+    try:
+        ws = await connect(client, table.id, init(ANN))
+        msg = await recv(ws)
+        assert msg == {"type": "error", "error": "unavailable", "detail": msg["detail"]}
+        closing = await ws.receive(timeout=60)
+        assert closing.type == aiohttp.WSMsgType.CLOSE and closing.data == aiohttp.WSCloseCode.TRY_AGAIN_LATER
+    finally:
+        auth.identify = real
+    ws = await connect(client, table.id, init(ANN))
+    assert (await recv_state(ws))["seat"] == f"u{ANN}"
+    await ws.close()

@@ -42,6 +42,7 @@ import orjson
 from aiohttp import WSCloseCode, WSMsgType, web
 
 import engine
+from store import UNAVAILABLE
 from webapp.auth import Identity
 from webapp.clock import stamp_text
 from webapp.errors import ApiError, dumps
@@ -124,7 +125,8 @@ class Client:
             while True:
                 msg, text = await self.queue.get()
                 out = stamp_text(dumps(msg) if text is None else text)  # server_time at sending
-                await asyncio.wait_for(self.ws.send_str(out), send_timeout)
+                async with asyncio.timeout(send_timeout):  # (wait_for would make a task per send)
+                    await self.ws.send_str(out)
                 if msg.get("error") == "gone":
                     await self.ws.close(code=CLOSE_GONE, message=b"gone")
                     return
@@ -347,6 +349,12 @@ async def _fail(ws: web.WebSocketResponse, code: int, error: str, detail: str) -
     return ws
 
 
+async def _unavailable(ws: web.WebSocketResponse, table_id: str, error: BaseException) -> web.WebSocketResponse:
+    """Redis did not answer in time (one line in the log, as the HTTP side's 503): close 1013."""
+    log.warning("ws %s: redis unavailable: %s", table_id, error)
+    return await _fail(ws, WSCloseCode.TRY_AGAIN_LATER, "unavailable", "storage unavailable, try again")
+
+
 async def _first_message(ws: web.WebSocketResponse, request: web.Request) -> tuple[Identity, int | None]:
     """Read and check the auth message; raises ApiError (401 / 400) on a bad one."""
     settings = request.app[SETTINGS]
@@ -409,6 +417,8 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
             except ApiError as e:
                 close = CLOSE_UNAUTHORIZED if e.status == 401 else CLOSE_BAD_MESSAGE
                 return await _fail(ws, close, e.code, e.detail)
+            except UNAVAILABLE as e:
+                return await _unavailable(ws, table_id, e)
             except Exception:  # after the upgrade no HTTP answer is possible: close instead
                 log.exception("ws %s: auth failed", table_id)
                 return await _fail(ws, WSCloseCode.INTERNAL_ERROR, "internal", "internal error")
@@ -417,6 +427,8 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
                 return await _fail(ws, CLOSE_TOO_MANY, "too_many", "too many open connections")
             try:
                 await _serve(ws, request, table_id, who, since)
+            except UNAVAILABLE as e:
+                await _unavailable(ws, table_id, e)
             except Exception:
                 log.exception("ws %s: serving user %s failed", table_id, who.id)
                 await _fail(ws, WSCloseCode.INTERNAL_ERROR, "internal", "internal error")
