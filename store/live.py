@@ -40,6 +40,8 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
 import engine
 from store.common import _loads, _s
 from store.models import LobbySettings, Seat, Table
@@ -382,7 +384,13 @@ class Live:
         return self.feed.publish
 
     async def _subscribe(self, entry: _Entry) -> None:
-        await self.feed.subscribe(entry.channel)
+        """Subscribe to ``entry``'s channel. Raises ``redis.exceptions.TimeoutError`` (one of
+        ``UNAVAILABLE``: the caller answers "try again", a socket closes 1013) when the server
+        does not confirm it within ``store.pubsub.SUBSCRIBE_TIMEOUT`` s (a loaded server)."""
+        try:
+            await self.feed.subscribe(entry.channel)
+        except TimeoutError as e:
+            raise RedisTimeoutError(f"subscribing to {entry.channel} not confirmed in time") from e
         if self._janitor is None or self._janitor.done():
             self._janitor = asyncio.create_task(self._sweep_idle(), name="store-live-idle")
         if not entry.ready.done():

@@ -556,3 +556,30 @@ async def test_redis_not_answering_at_sign_in_closes_try_again_later(web_client,
     ws = await connect(client, table.id, init(ANN))
     assert (await recv_state(ws))["seat"] == f"u{ANN}"
     await ws.close()
+
+
+async def test_a_subscription_not_confirmed_in_time_answers_try_again(web_client, store, init):
+    """A loaded Redis that does not confirm the table's subscription within
+    ``store.pubsub.SUBSCRIBE_TIMEOUT`` (the handshake looks the table up through it): the
+    upgrade is answered 503 ``unavailable`` with ``Retry-After``, like any Redis that does not
+    answer in time (not 500 with a traceback), and the app's next try is served."""
+    client = await web_client()
+    table = await new_table(store)
+    feed = store.live.feed
+    real = feed.subscribe
+
+    async def unconfirmed(channel):
+        raise TimeoutError
+
+    feed.subscribe = unconfirmed
+    try:
+        resp = await client.get(f"/ws/tables/{table.id}", headers={
+            "Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+            "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="})
+        assert resp.status == 503 and "Retry-After" in resp.headers
+        assert (await resp.json())["error"] == "unavailable"
+    finally:
+        feed.subscribe = real
+    ws = await connect(client, table.id, init(ANN))
+    assert (await recv_state(ws))["seat"] == f"u{ANN}"
+    await ws.close()
