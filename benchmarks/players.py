@@ -5,7 +5,8 @@ split over :data:`PAIRINGS` by :data:`SHARES`: one level against two of another,
 one of each (the two pairings the targets are about get the larger shares). The seats rotate (match k puts the first level of the pairing at seat k mod 3)
 and every pairing plays the same seeds. Games run through :func:`engine.arena.play`:
 every seat decides from its view and the public log with the service's human
-reaction times, the expert with the service's 50 ms CPU cap.
+reaction times, the expert with the service's search budget (a count of simulated
+actions, calibrated to ≤ 50 ms of CPU per decision).
 
 Reported per pairing: each level's mean balance (P14 for Prší, R19 for Penki) with
 its 95% interval (normal approximation, ±1.96·s/√n), Penki first places; per game a
@@ -39,7 +40,6 @@ PAIRINGS: tuple[tuple[str, str, str], ...] = (
 SHARES = (0.5, 0.25, 0.125, 0.125)
 SEATS = ("a", "b", "c")
 MATCHES = 2000  # per game, over all pairings
-BUDGET_S = 0.05  # the expert's CPU cap per decision, as in the service
 FIRST_SEED = 10_000
 TARGETS = {"expert_first_place": 0.45}
 
@@ -54,7 +54,7 @@ def _levels_for(pairing: tuple[str, ...], k: int) -> dict[str, str]:
 def _one(args: tuple[str, tuple[str, ...], int]) -> dict[str, Any]:
     game, pairing, k = args
     levels = _levels_for(pairing, k)
-    res = arena.play(game, levels, FIRST_SEED + k, budget_s=BUDGET_S, sample_cpu=True)
+    res = arena.play(game, levels, FIRST_SEED + k, sample_cpu=True)
     return {
         "levels": levels, "balances": res.balances, "places": res.places, "rejected": res.rejected,
         "stats": {s: {"turns": st.turns, "blunders": st.blunders, "debts": st.debts, "declared": st.declared,
