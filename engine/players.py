@@ -32,7 +32,7 @@ tuned with ``dataclasses.replace``):
   (:attr:`Level.budget`, calibrated to ≤ 50 ms of CPU per decision at a 3-seat table;
   no clock is read, so a decision is seeded and reproducible whatever the load). Prší
   rounds under the house rules are played out on plain lists by :func:`_fs_round`
-  (the same rules and the same regular heuristic as ``engine``, about eight times as
+  (the same rules and the same regular heuristic as ``engine``, about six times as
   many playouts per CPU millisecond); table variants go through ``engine``.
 
 Randomness: ``seed`` (an int) is the seat's own, constant for a game; every draw
