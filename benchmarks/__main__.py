@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             seconds=service_seconds, warmup=min(service.WARMUP, service_seconds),
             overload=not args.no_overload, memory=not args.no_table_memory, profile=getattr(args, "service_profile", None))
     if "players" in only:
-        out["players"] = _guard(players.measure, args.matches, args.jobs)
+        out["players"] = _guard(players.measure, args.matches, args.jobs, raw=args.players_raw)
     return out
 
 
@@ -195,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--matches", type=int, default=players.MATCHES,
                         help="players: games per game kind, over all pairings (default %(default)s)")
     parser.add_argument("--jobs", type=int, default=None, help="players: worker processes (default 2)")
+    parser.add_argument("--players-raw", default=None,
+                        help="players: append each game to this JSON-lines file as it ends, interleaved over "
+                             "pairings, resuming a run cut short (summary from what the file holds)")
     parser.add_argument("--out", default="test-output/bench.json", help="results JSON (default %(default)s)")
     args = parser.parse_args(argv)
     if args.quick:

@@ -5,7 +5,8 @@ split over :data:`PAIRINGS` by :data:`SHARES`: one level against two of another,
 one of each (the two pairings the targets are about get the larger shares). The seats rotate (match k puts the first level of the pairing at seat k mod 3)
 and every pairing plays the same seeds. Games run through :func:`engine.arena.play`:
 every seat decides from its view and the public log with the service's human
-reaction times, the expert with the service's 50 ms CPU cap.
+reaction times, the expert with the service's search budget (a count of simulated
+actions, calibrated to ≤ 50 ms of CPU per decision).
 
 Reported per pairing: each level's mean balance (P14 for Prší, R19 for Penki) with
 its 95% interval (normal approximation, ±1.96·s/√n), Penki first places; per game a
@@ -20,6 +21,7 @@ with the interval clear of zero.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import statistics
@@ -39,7 +41,6 @@ PAIRINGS: tuple[tuple[str, str, str], ...] = (
 SHARES = (0.5, 0.25, 0.125, 0.125)
 SEATS = ("a", "b", "c")
 MATCHES = 2000  # per game, over all pairings
-BUDGET_S = 0.05  # the expert's CPU cap per decision, as in the service
 FIRST_SEED = 10_000
 TARGETS = {"expert_first_place": 0.45}
 
@@ -54,7 +55,7 @@ def _levels_for(pairing: tuple[str, ...], k: int) -> dict[str, str]:
 def _one(args: tuple[str, tuple[str, ...], int]) -> dict[str, Any]:
     game, pairing, k = args
     levels = _levels_for(pairing, k)
-    res = arena.play(game, levels, FIRST_SEED + k, budget_s=BUDGET_S, sample_cpu=True)
+    res = arena.play(game, levels, FIRST_SEED + k, sample_cpu=True)
     return {
         "levels": levels, "balances": res.balances, "places": res.places, "rejected": res.rejected,
         "stats": {s: {"turns": st.turns, "blunders": st.blunders, "debts": st.debts, "declared": st.declared,
@@ -162,15 +163,28 @@ def _verdict(results: dict[str, Any]) -> dict[str, bool]:
     return ok
 
 
+def _per_pairing(matches: int) -> dict[tuple[str, str, str], int]:
+    return {pairing: max(3, round(matches * share / 3) * 3) for pairing, share in zip(PAIRINGS, SHARES, strict=True)}
+
+
 def measure(matches: int = MATCHES, jobs: int | None = None, games: tuple[str, ...] = GAMES,
-            progress: Any = None) -> dict[str, Any]:
+            progress: Any = None, raw: str | None = None) -> dict[str, Any]:
     """Run the round robins (``matches`` per game, over :data:`PAIRINGS` by :data:`SHARES`) on
-    ``jobs`` processes. ``progress(results)`` is called after each game's summary."""
+    ``jobs`` processes. ``progress(results)`` is called after each game's summary.
+
+    ``raw``: a JSON-lines file each finished game is appended to as it ends, the work
+    interleaved over games and pairings in proportion to their shares, so a run cut short
+    still gives every pairing its share (summarise it with :func:`summarise_raw`); games
+    already in the file are not played again (a run can be resumed)."""
     jobs = jobs or min(2, os.cpu_count() or 1)
-    per = {pairing: max(3, round(matches * share / 3) * 3) for pairing, share in zip(PAIRINGS, SHARES, strict=True)}
+    per = _per_pairing(matches)
     results: dict[str, Any] = {"matches_per_game": sum(per.values()),
                                "per_pairing": {" ".join(p): n for p, n in per.items()}, "jobs": jobs}
     start = time.monotonic()
+    if raw is not None:
+        _run_raw(per, jobs, games, raw)
+        out = summarise_raw(raw)
+        return {**results, **out, "seconds": round(time.monotonic() - start, 1)}
     with ProcessPoolExecutor(jobs) as pool:
         for game in games:
             work = [(game, pairing, k) for pairing in PAIRINGS for k in range(per[pairing])]
@@ -181,6 +195,37 @@ def measure(matches: int = MATCHES, jobs: int | None = None, games: tuple[str, .
                 progress(results)
     results["targets"] = _verdict(results)
     return results
+
+
+def _run_raw(per: dict[tuple[str, str, str], int], jobs: int, games: tuple[str, ...], raw: str) -> None:
+    work = [(g, p, k) for g in games for p in PAIRINGS for k in range(per[p])]
+    # proportional interleaving: a seat rotation (3 matches) of every pairing of every game in turn
+    work.sort(key=lambda w: ((w[2] // 3) / (per[w[1]] / 3), games.index(w[0]), PAIRINGS.index(w[1]), w[2]))
+    done: set[tuple[str, tuple[str, ...], int]] = set()
+    if os.path.exists(raw):
+        with open(raw) as f:
+            for line in f:
+                r = json.loads(line)
+                done.add((r["game"], tuple(r["pairing"]), r["k"]))
+    work = [w for w in work if w not in done]
+    with ProcessPoolExecutor(jobs) as pool, open(raw, "a") as f:
+        for w, r in zip(work, pool.map(_one, work, chunksize=1), strict=True):
+            r.update(game=w[0], pairing=list(w[1]), k=w[2])
+            f.write(json.dumps(r) + "\n")
+            f.flush()
+
+
+def summarise_raw(raw: str) -> dict[str, Any]:
+    """The summaries and target verdicts of the games in a ``raw`` file (see :func:`measure`)."""
+    with open(raw) as f:
+        games = [json.loads(line) for line in f]
+    out: dict[str, Any] = {"played": {g: sum(r["game"] == g for r in games) for g in GAMES}}
+    for game in GAMES:
+        mine = [r for r in games if r["game"] == game]
+        if mine:
+            out[game] = _summarise(game, mine)
+    out["targets"] = _verdict(out)
+    return out
 
 
 def rows(data: dict[str, Any]) -> list[tuple[str, str, str]]:

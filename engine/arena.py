@@ -75,11 +75,11 @@ def _blunder(state: Any, seat: str, action: Mapping[str, Any]) -> bool:
 
 
 def play(game: str, levels: Mapping[str, str | players_mod.Level], seed: int, *,
-         budget_s: float | None = None, sample_cpu: bool = False) -> Result:
+         budget: int | None = None, sample_cpu: bool = False) -> Result:
     """Play one game (a Prší match of 5 rounds, or a Penki game) among ``levels`` (seat → level).
 
     Seats sit in ``levels``' order, the last deals. ``seed`` deals the game and seeds each
-    seat's player. ``budget_s`` is passed to the expert's search. Returns a :class:`Result`.
+    seat's player. ``budget`` (simulated actions) is passed to the expert's search. Returns a :class:`Result`.
     """
     seats = list(levels)
     state = engine.new_game(game, seats, seed=seed)
@@ -98,7 +98,7 @@ def play(game: str, levels: Mapping[str, str | players_mod.Level], seed: int, *,
         for s in seats:
             view = engine.view(state, s)
             t0 = time.process_time()
-            d = players_mod.decide(view, log, level=levels[s], seed=seat_seed[s], memory=mems[s], budget_s=budget_s)
+            d = players_mod.decide(view, log, level=levels[s], seed=seat_seed[s], memory=mems[s], budget=budget)
             if d is not None and d.searched:
                 spent = time.process_time() - t0
                 st = stats[s]

@@ -825,6 +825,15 @@ def _worst(hand: tuple[str, ...]) -> str:
     return min(hand, key=lambda c: (_SUIT[c] == TRUMP, _RANK[c], SUITS.index(_SUIT[c])))
 
 
+def _owes_for_a_give(s: PenkiState, seat: str) -> bool:
+    """Whether ``seat``'s owed declaration (R17) comes from handing over a penalty card (R18):
+    its latest play, take or give in the public ``last`` events is a give."""
+    for e in reversed(s.last):
+        if e.get("seat") == seat and e.get("a") in ("play", "take", "give"):
+            return e["a"] == "give"
+    return False
+
+
 def _stall_pick(version: int, n: int) -> int:
     """A deterministic, well-spread choice of 0..n-1 from the state's version."""
     return random.Random(version).randrange(n)
@@ -835,7 +844,13 @@ def computer_action(state: PenkiState, seat: str) -> dict[str, Any] | None:
 
     Deterministic. Callouts first: «ЗЕВОК!» against an opponent's open window (R6),
     its own «ОДНА КАРТА!» when owed (R17), «СКОЛЬКО КАРТ?» when another seat owes
-    (R18). Then its penalty card (the worst one), then its turn: phase 1 never
+    for a play or a take (R18), not when that seat is out itself (its place is fixed,
+    R16, R19: it has nothing to gain) nor on a giver left with one card by its penalty
+    card: a giver declares at once, and asking it first would let two givers hand one
+    card to and fro for ever, each one's give making it the next ask's debtor (a driver
+    that lets an asker act before the debtor looped so for thousands of actions). From
+    :data:`STALL_AFTER` on it also asks only on every other version or so (a hash of the
+    version), so that a debtor who always comes after the asker does get to declare. Then its penalty card (the worst one), then its turn: phase 1 never
     blunders (forced move, else draw, a drawn card to the first fitting opponent,
     else its own pile); phase 2 leads its cheapest card, beats with the cheapest
     card that beats keeping trumps, and takes when it cannot beat. From action
@@ -861,7 +876,8 @@ def computer_action(state: PenkiState, seat: str) -> dict[str, Any] | None:
         return {"a": "draw"} if s.stock else None
     if seat in s.owes:
         return {"a": "one_card"}
-    if any(p != seat for p in s.owes):
+    if seat not in s.places and any(p != seat and not _owes_for_a_give(s, p) for p in s.owes) \
+            and (s.version < STALL_AFTER or _stall_pick(s.version, 2)):
         return {"a": "how_many"}
     hand = s.hands[seat]
     if s.penalty_to is not None:

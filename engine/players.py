@@ -28,8 +28,12 @@ tuned with ``dataclasses.replace``):
   root action by UCB1 and plays the round (Prší: balances are sums over rounds,
   P14) or the game (Penki, R19) out with the regular heuristic for every seat.
   It never blunders, always declares, and calls every chance it sees, still after a
-  human reaction time. A fixed iteration count keeps it seeded and reproducible;
-  ``budget_s`` caps its CPU time on top (the service passes 0.05 s).
+  human reaction time. Its cost is capped by a count of simulated actions
+  (:attr:`Level.budget`, calibrated to ≤ 50 ms of CPU per decision at a 3-seat table;
+  no clock is read, so a decision is seeded and reproducible whatever the load). Prší
+  rounds under the house rules are played out on plain lists by :func:`_fs_round`
+  (the same rules and the same regular heuristic as ``engine``, about six times as
+  many playouts per CPU millisecond); table variants go through ``engine``.
 
 Randomness: ``seed`` (an int) is the seat's own, constant for a game; every draw
 comes from ``random.Random`` keyed by it and by the view's version or by the public
@@ -41,7 +45,6 @@ from __future__ import annotations
 
 import math
 import random
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -78,8 +81,10 @@ class Level:
     phase 1, puts a fitting card on its own pile or draws past the forced move (R5).
     ``forget``: does not declare «ОДНА КАРТА!» when owed (R17). ``notice``: sees an
     opponent's open «ЗЕВОК!» window or owed declaration (R6, R18). ``random_suit``:
-    a Queen names a random suit. ``iterations`` / ``penki_iterations``: search
-    iterations per Prší / Penki decision (0: no search). ``move`` / ``forced`` / ``declare`` / ``call``: reaction times
+    a Queen names a random suit. ``iterations`` / ``penki_iterations``: at most this many
+    rollouts per Prší / Penki decision (0: no search); ``budget`` / ``penki_budget``: at most
+    about this many simulated actions per decision (Prší counts its fast playout's actions, an
+    ``engine`` action as :data:`ENGINE_STEP_COST` of them; Penki counts ``engine`` actions). ``move`` / ``forced`` / ``declare`` / ``call``: reaction times
     for a move, a move with no choice, an own declaration, a callout on someone.
     """
 
@@ -96,6 +101,8 @@ class Level:
     forced: Delay
     declare: Delay
     call: Delay
+    budget: int = 0
+    penki_budget: int = 0
 
 
 # Callouts on someone never come earlier than 1.5 s after the chance arose (issue 17.5):
@@ -110,9 +117,10 @@ LEVELS: dict[str, Level] = {
         move=Delay(1.0, 0.35, 0.55, 3.5), forced=Delay(0.75, 0.3, 0.45, 2.5),
         declare=Delay(1.0, 0.3, 0.55, 2.5), call=Delay(2.1, 0.3, 1.5, 5.0)),
     "expert": Level(
-        "expert", slip=0.0, miss=0.0, blunder=0.0, forget=0.0, notice=1.0, random_suit=0.0, iterations=320, penki_iterations=60,
+        "expert", slip=0.0, miss=0.0, blunder=0.0, forget=0.0, notice=1.0, random_suit=0.0,
+        iterations=20_000, penki_iterations=2_000,
         move=Delay(1.0, 0.3, 0.55, 3.0), forced=Delay(0.7, 0.25, 0.45, 2.0),
-        declare=Delay(0.55, 0.2, 0.35, 1.2), call=Delay(1.7, 0.25, 1.5, 3.5)),
+        declare=Delay(0.55, 0.2, 0.35, 1.2), call=Delay(1.7, 0.25, 1.5, 3.5), budget=12_000, penki_budget=2_800),
 }
 
 
@@ -381,7 +389,7 @@ def decide(
     level: str | Level = DEFAULT_LEVEL,
     seed: int = 0,
     memory: Memory | None = None,
-    budget_s: float | None = None,
+    budget: int | None = None,
     search: bool = True,
 ) -> Decision | None:
     """The decision of the computer in ``view["seat"]`` now, or ``None`` when it has nothing to do.
@@ -393,8 +401,9 @@ def decide(
     ``level``: a name of :data:`LEVELS` or a :class:`Level`. ``seed``: the seat's
     own seed for the game. ``memory``: a :class:`Memory` kept between calls to read
     only the log's new tail, or, with ``log=None``, one the caller keeps up to date
-    with :meth:`Memory.feed` (a store keeps one per table: it holds only public facts). ``budget_s``: a CPU-time cap on the expert's
-    search (``None``: the fixed iteration count alone, fully reproducible).
+    with :meth:`Memory.feed` (a store keeps one per table: it holds only public facts). ``budget``: the expert's search cost cap in
+    simulated actions (``None``: the level's :attr:`Level.budget` / :attr:`Level.penki_budget`,
+    calibrated to stay within 50 ms of CPU on this machine; deterministic, no clock is read).
     ``search=False``: the expert's kind of decision and delay without its search
     (its move is then the regular one): what a scheduler needs to know ahead.
     The action is always one ``engine.apply`` accepts at that view (turn actions
@@ -408,8 +417,8 @@ def decide(
     lv = LEVELS[level] if isinstance(level, str) else level
     mem = _memory(view, log, memory)
     if view["game"] == "prsi":
-        return _prsi_decide(view, mem, lv if search else _no_search(lv), seed, budget_s)
-    return _penki_decide(view, mem, lv if search else _no_search(lv), seed, budget_s)
+        return _prsi_decide(view, mem, lv if search else _no_search(lv), seed, budget)
+    return _penki_decide(view, mem, lv if search else _no_search(lv), seed, budget)
 
 
 def _no_search(lv: Level) -> Level:
@@ -487,7 +496,7 @@ def _prsi_heuristic(view: Mapping[str, Any], legal: list[dict[str, Any]]) -> dic
 
 
 def _prsi_decide(view: Mapping[str, Any], mem: Memory, lv: Level, seed: int,
-                 budget_s: float | None) -> Decision | None:
+                 budget: int | None) -> Decision | None:
     legal = view["legal"]
     if not legal:
         return None
@@ -498,7 +507,7 @@ def _prsi_decide(view: Mapping[str, Any], mem: Memory, lv: Level, seed: int,
     plays = [a for a in legal if a["a"] == "play"]
     roll = rng.random()
     if lv.iterations and not forced:
-        action, n = _prsi_search(view, mem, lv, seed, budget_s)
+        action, n = _prsi_search(view, mem, lv, seed, budget)
         return _move(lv, rng, action, False, searched=n)
     best = _prsi_heuristic(view, legal)
     if plays and roll < lv.miss and any(a["a"] == "draw" for a in legal) and not view.get("pending_skip"):
@@ -543,6 +552,7 @@ class _PrsiWorld:
         self.pool = sorted(_PRSI_PACK - set(located))
         self.hand, self.discard, self.stock, self.known, self.counts = hand, discard, stock, known, counts
         inferred = not any(view.get(k) for k in ("variants", "options"))  # P5–P7 inferences hold for house rules
+        self.plain = inferred  # house rules: the fast playouts (:func:`_fs_round`) apply
         self.lacks = {p: mem.lacks.get(p, frozenset()) if inferred else frozenset() for p in known}
         self.free = {p: mem.free.get(p, 0) for p in known}
         holes = discard.count(None) + stock.count(None) + sum(counts[p] - len(k) for p, k in known.items())
@@ -571,7 +581,8 @@ class _PrsiWorld:
             pool = rest
         return hands, pool
 
-    def deal(self, rng: random.Random) -> Any:
+    def raw(self, rng: random.Random) -> tuple[dict[str, list[str]], list[str], list[str]]:
+        """A fresh consistent deal of the hidden cards: (hands by seat, discard pile, stock top first)."""
         v = self.view
         pool = self.pool[:]
         rng.shuffle(pool)
@@ -583,6 +594,12 @@ class _PrsiWorld:
         it = iter(rest)
         discard = [c if c is not None else next(it) for c in self.discard]
         stock = [c if c is not None else next(it) for c in self.stock]
+        return hands, discard, stock
+
+    def deal(self, rng: random.Random) -> Any:
+        """:meth:`raw` as an ``engine`` state (what table variants need)."""
+        v = self.view
+        hands, discard, stock = self.raw(rng)
         data = {
             "schema": self.rules.SCHEMA, "game": "prsi", "version": v["version"],
             "players": [p["id"] for p in v["players"]], "seed": 0, "decks": None, "round": v["round"],
@@ -604,6 +621,8 @@ class _PrsiWorld:
 
 
 ROLLOUT_CAP = 400  # actions; a rollout longer than this is scored where it stands
+ENGINE_STEP_COST = 8  # a Prší engine action (table variants) costs about this many fast playout actions
+DEAL_COST, ROLLOUT_COST = 20, 3  # a fresh deal and a rollout's set-up, in simulated actions
 
 
 def _prsi_value(state: Any, me: str) -> float:
@@ -612,10 +631,12 @@ def _prsi_value(state: Any, me: str) -> float:
     return float(sum(v - pts[me] for p, v in pts.items() if p != me))
 
 
-def _prsi_rollout(state: Any, me: str) -> float:
+def _prsi_rollout(state: Any, me: str) -> tuple[float, int]:
+    """The round played out through ``engine`` (table variants) with the regular heuristic:
+    (my round balance, actions simulated)."""
     apply, policy, legal_actions = engine.apply, engine.computer_action, engine.legal_actions
     rnd = state.round
-    for _ in range(ROLLOUT_CAP):
+    for steps in range(1, ROLLOUT_CAP + 1):
         if state.over or state.round != rnd:
             break
         seat = state.to_move
@@ -624,41 +645,39 @@ def _prsi_rollout(state: Any, me: str) -> float:
         for e in out.events:
             if e.get("a") == "round_end":
                 rp = e["round_points"]
-                return float(sum(v - rp[me] for p, v in rp.items() if p != me))
+                return float(sum(v - rp[me] for p, v in rp.items() if p != me)), steps
         state = out.state
-    return _prsi_value(state, me)
+    return _prsi_value(state, me), ROLLOUT_CAP
 
 
-def _search(legal: list[dict[str, Any]], world_deal, rollout, me: str, iterations: int, rng: random.Random,
-            budget_s: float | None, default: int, confidence: float) -> tuple[dict[str, Any], int]:
+def _search(legal: list[dict[str, Any]], world_deal, evaluate, iterations: int, budget: int,
+            rng: random.Random, default: int, confidence: float) -> tuple[dict[str, Any], int]:
     """Determinized Monte Carlo with common deals: each round of the search deals the hidden
-    cards afresh (consistent with the view and the log), applies every candidate action to
-    that same deal through ``engine`` and plays each out. Comparing actions on the same deals
-    takes the luck of the deal out of the comparison. The heuristic's choice (``default``)
-    stands unless another action beats it on these deals by more than ``confidence``
-    standard errors of the paired difference (a noisy search must not undo a good habit).
-    ``iterations`` counts rollouts; ``budget_s`` caps CPU seconds (no new deal is started
-    that would overrun it; the first one always runs).
-    Returns (action, rollouts made)."""
+    cards afresh (consistent with the view and the log), plays every candidate action on
+    that same deal and plays each out (``evaluate(world, k)`` → (value, actions simulated)).
+    Comparing actions on the same deals takes the luck of the deal out of the comparison.
+    The heuristic's choice (``default``) stands unless another action beats it on these
+    deals by more than ``confidence`` standard errors of the paired difference (a noisy
+    search must not undo a good habit).
+
+    ``iterations`` caps the rollouts; ``budget`` caps the simulated actions (the CPU cost:
+    a deterministic count, so the same view always gives the same decision, whatever the
+    machine's load): no new deal is started that would, at the average so far, overrun it;
+    the first one always runs. Returns (action, rollouts made)."""
     n = len(legal)
     values: list[list[float]] = [[] for _ in range(n)]
-    start = time.process_time()
-    done = 0
+    done = steps = deals = 0
     while done + n <= max(iterations, n):
-        if budget_s is not None and done:
-            spent = time.process_time() - start
-            if spent + spent / (done // n) > budget_s:  # the next deal would overrun the cap
-                break
-        state = world_deal(rng)
-        for k, action in enumerate(legal):
-            try:
-                out = engine.apply(state, me, action)
-            except engine.Rejected:  # cannot happen for a listed action; never let search break a move
-                values[k].append(-1e9)
-                continue
-            values[k].append(rollout(out, me))
+        if deals and steps + steps / deals > budget:
+            break
+        world = world_deal(rng)
+        steps += DEAL_COST
+        for k in range(n):
+            v, st = evaluate(world, k)
+            values[k].append(v)
+            steps += st + ROLLOUT_COST
         done += n
-    deals = len(values[0])
+        deals += 1
     base = values[default]
     best, best_score = default, 0.0
     for k in range(n):
@@ -682,23 +701,143 @@ PRSI_CONFIDENCE, PENKI_CONFIDENCE = 1.0, 0.0
 
 
 def _prsi_search(view: Mapping[str, Any], mem: Memory, lv: Level, seed: int,
-                 budget_s: float | None) -> tuple[dict[str, Any], int]:
+                 budget: int | None) -> tuple[dict[str, Any], int]:
     legal = [dict(a) for a in view["legal"]]
     world = _PrsiWorld(view, mem)
     if not world.ok:
         return _prsi_heuristic(view, legal), 0
     me = view["seat"]
+    rng = _rng(seed, "prsi-search", view["version"])
+    default = legal.index(dict(_prsi_heuristic(view, legal)))
+    budget = lv.budget if budget is None else budget
+    if world.plain:  # house rules: plain lists, many times faster than engine states
+        ids = [p["id"] for p in view["players"]]
+        mi, turn = ids.index(me), ids.index(view["to_move"])
+        suit, pd, ps = view["suit"], view["pending_draw"], bool(view["pending_skip"])
 
-    def rollout(out: Any, who: str) -> float:
+        def evaluate(raw: Any, k: int) -> tuple[float, int]:
+            hands, stock, discard = raw
+            return _fs_round([h[:] for h in hands], stock[:], discard[:], suit, pd, ps, turn, mi, legal[k],
+                             ROLLOUT_CAP)
+
+        def deal(r: random.Random) -> Any:
+            hands, discard, stock = world.raw(r)
+            return [hands[p] for p in ids], stock, discard
+
+        return _search(legal, deal, evaluate, lv.iterations, budget, rng, default, PRSI_CONFIDENCE)
+
+    def evaluate_engine(state: Any, k: int) -> tuple[float, int]:
+        try:
+            out = engine.apply(state, me, legal[k])
+        except engine.Rejected:  # cannot happen for a listed action; never let search break a move
+            return -1e9, 1
         for e in out.events:
             if e.get("a") == "round_end":
                 rp = e["round_points"]
-                return float(sum(v - rp[who] for p, v in rp.items() if p != who))
-        return _prsi_rollout(out.state, who)
+                return float(sum(v - rp[me] for p, v in rp.items() if p != me)), 1
+        v, st = _prsi_rollout(out.state, me)
+        return v, st * ENGINE_STEP_COST
 
-    rng = _rng(seed, "prsi-search", view["version"])
-    default = legal.index(dict(_prsi_heuristic(view, legal)))
-    return _search(legal, world.deal, rollout, me, lv.iterations, rng, budget_s, default, PRSI_CONFIDENCE)
+    return _search(legal, world.deal, evaluate_engine, lv.iterations, budget, rng, default, PRSI_CONFIDENCE)
+
+
+# ---------------------------------------------------------------- Prší fast playouts (house rules)
+
+
+def _fs_draw(hand: list[str], stock: list[str], discard: list[str], count: int) -> tuple[list[str], list[str]]:
+    """P9, P10 as :func:`engine.prsi._draw`: card by card, turning the discard pile over
+    (unshuffled, oldest first) whenever the stock is empty; what cannot be drawn is forgiven."""
+    drawn = 0
+    while drawn < count:
+        if not stock:
+            if len(discard) <= 1:
+                break
+            stock, discard = discard[:-1], discard[-1:]
+        take = min(count - drawn, len(stock))
+        hand.extend(stock[:take])
+        del stock[:take]
+        drawn += take
+        if not stock and len(discard) > 1:
+            stock, discard = discard[:-1], discard[-1:]
+    return stock, discard
+
+
+def _fs_suit_count(hand: list[str], card: str) -> int:
+    s = card[-1]
+    return sum(1 for c in hand if c[-1] == s) - 1
+
+
+def _fs_policy(hand: list[str], next_cards: int, top: str, suit: str, pd: int, ps: bool,
+               can_draw: bool) -> tuple[str, str | None, str | None]:
+    """:func:`engine.prsi.computer_action` on plain lists: ("play", card, named suit) / ("draw"|"stand"|"pass", …)."""
+    if pd or ps:
+        want = "7" if pd else "A"
+        options = [c for c in hand if c[0] == want]
+        if options:
+            return "play", max(options, key=lambda c: (_fs_suit_count(hand, c), c)), None
+        return ("draw" if pd else "stand"), None, None
+    tr = top[0]
+    playable = [c for c in hand if c[0] == "Q" or c[-1] == suit or c[0] == tr]
+    if not playable:
+        return ("draw" if can_draw else "pass"), None, None
+    answers = [c for c in playable if c[0] in "7A"]
+    if answers and next_cards == 1:
+        return "play", max(answers, key=lambda c: (_POINTS[c[:-1]], _fs_suit_count(hand, c), c)), None
+    plain = [c for c in playable if c[0] not in "7AQ"]
+    if plain:
+        return "play", max(plain, key=lambda c: (_POINTS[c[:-1]], _fs_suit_count(hand, c), c)), None
+    if answers:
+        return "play", max(answers, key=lambda c: (_POINTS[c[:-1]], _fs_suit_count(hand, c), c)), None
+    queen = playable[0]
+    if len(hand) == 1:
+        return "play", queen, None
+    rest = [c for c in hand if c != queen and c[0] != "Q"] or [c for c in hand if c != queen]
+    counts = dict.fromkeys(SUITS, 0)
+    worth = dict.fromkeys(SUITS, 0)
+    for c in rest:
+        counts[c[-1]] += 1
+        worth[c[-1]] += _POINTS[c[:-1]]
+    return "play", queen, max(SUITS, key=lambda x: (counts[x], worth[x], -SUITS.index(x)))
+
+
+def _fs_round(hands: list[list[str]], stock: list[str], discard: list[str], suit: str, pd: int, ps: bool,
+              turn: int, me: int, first: Mapping[str, Any] | None, cap: int) -> tuple[float, int]:
+    """Play a Prší round (house rules, P5–P12) out on plain lists, ``first`` (an action dict)
+    for seat ``turn`` first, then the regular heuristic for every seat. Returns (my round
+    balance, P14: Σ opponents' round points − mine, hand points if cut off after ``cap``
+    actions; actions simulated). The lists are changed."""
+    k = len(hands)
+    steps = 0
+    while steps < cap:
+        steps += 1
+        hand = hands[turn]
+        nxt = (turn + 1) % k
+        if first is not None:
+            kind, card, named = first["a"], first.get("card"), first.get("suit")
+            first = None
+        else:
+            kind, card, named = _fs_policy(hand, len(hands[nxt]), discard[-1], suit, pd, ps,
+                                           bool(stock) or len(discard) > 1)
+        if kind == "play":
+            hand.remove(card)
+            discard.append(card)
+            suit = named or card[-1]
+            if not hand:  # P11
+                if card[0] == "7":
+                    stock, discard = _fs_draw(hands[nxt], stock, discard, pd + 2)
+                break
+            if card[0] == "7":
+                pd += 2
+            elif card[0] == "A":
+                ps = True
+        elif kind == "draw":
+            stock, discard = _fs_draw(hand, stock, discard, pd or 1)
+            pd = 0
+        elif kind == "stand":
+            ps = False
+        turn = nxt
+    pts = [sum(_POINTS[c[:-1]] for c in h) for h in hands]
+    return float(sum(pts) - k * pts[me]), steps
 
 
 # ================================================================ Penki
@@ -729,7 +868,7 @@ def _penki_debtors(view: Mapping[str, Any], mem: Memory) -> dict[str, int]:
 
 
 def _penki_decide(view: Mapping[str, Any], mem: Memory, lv: Level, seed: int,
-                  budget_s: float | None) -> Decision | None:
+                  budget: int | None) -> Decision | None:
     me = view["seat"]
     legal = view["legal"]
     if view["phase"] == 1:
@@ -759,7 +898,7 @@ def _penki_decide(view: Mapping[str, Any], mem: Memory, lv: Level, seed: int,
     if len(legal) == 1:
         return _move(lv, rng, legal[0], True)
     if lv.penki_iterations and view["to_move"] == me:
-        action, n = _penki_search(view, mem, lv, seed, budget_s)
+        action, n = _penki_search(view, mem, lv, seed, budget)
         if action is not None:
             return _move(lv, rng, action, False, searched=n)
     best = _penki_heuristic(view, legal, rng)
@@ -883,10 +1022,12 @@ def _penki_value(state: Any, me: str) -> float:
     return float(sum((rank(p) > mine) - (rank(p) < mine) for p in state.players if p != me))
 
 
-def _penki_rollout(state: Any, me: str) -> float:
-    """Play out with the heuristic for everyone, every owed declaration made at once (R17)."""
+def _penki_rollout(state: Any, me: str) -> tuple[float, int]:
+    """Play out with the heuristic for everyone, every owed declaration made at once (R17):
+    (R19 balance for ``me``, actions simulated)."""
     apply, policy, legal_actions = engine.apply, engine.computer_action, engine.legal_actions
-    for _ in range(ROLLOUT_CAP):
+    steps = 0
+    for steps in range(1, ROLLOUT_CAP + 1):  # noqa: B007 (the count is returned)
         if state.over:
             break
         for p in state.owes:
@@ -902,11 +1043,11 @@ def _penki_rollout(state: Any, me: str) -> float:
                 break
             action = options[0] if action is None or action["a"] != "one_card" else action
         state = apply(state, seat, action).state
-    return _penki_value(state, me)
+    return _penki_value(state, me), steps
 
 
 def _penki_search(view: Mapping[str, Any], mem: Memory, lv: Level, seed: int,
-                  budget_s: float | None) -> tuple[dict[str, Any] | None, int]:
+                  budget: int | None) -> tuple[dict[str, Any] | None, int]:
     if mem.phase != 2:
         return None, 0
     world = _PenkiWorld(view, mem)
@@ -915,5 +1056,14 @@ def _penki_search(view: Mapping[str, Any], mem: Memory, lv: Level, seed: int,
     legal = [dict(a) for a in view["legal"]]
     rng = _rng(seed, "penki-search", view["version"])
     default = legal.index(dict(_penki_heuristic(view, legal, _rng(seed, "penki", view["version"]))))
-    return _search(legal, world.deal, lambda out, who: _penki_rollout(out.state, who), view["seat"],
-                   lv.penki_iterations, rng, budget_s, default, PENKI_CONFIDENCE)
+    me = view["seat"]
+
+    def evaluate(state: Any, k: int) -> tuple[float, int]:
+        try:
+            out = engine.apply(state, me, legal[k])
+        except engine.Rejected:  # cannot happen for a listed action; never let search break a move
+            return -1e9, 1
+        return _penki_rollout(out.state, me)
+
+    budget = lv.penki_budget if budget is None else budget
+    return _search(legal, world.deal, evaluate, lv.penki_iterations, budget, rng, default, PENKI_CONFIDENCE)

@@ -7,7 +7,8 @@ what the public log has shown, fed with every commit's events, the same for ever
 seat, so a computer decides from its seat's :func:`engine.view` and that memory
 alone (never the state: hidden cards never reach a player, S3).
 
-The expert searches for up to 50 ms of CPU; :class:`Brains` runs those searches in a
+The expert's search is capped by a count of simulated actions calibrated to stay within
+50 ms of CPU (``Level.budget``, deterministic: the engine reads no clock); :class:`Brains` runs those searches in a
 bounded pool of worker processes, so the event loop never waits on them. Requests
 queue first come, first served (an ``asyncio.Semaphore`` is FIFO), and one that has
 no answer within :data:`DECIDE_TIMEOUT` seconds (queue and search together) is decided
@@ -34,7 +35,6 @@ log = logging.getLogger("karty.store")
 LEVELS = players.LEVEL_NAMES
 DEFAULT_LEVEL = players.DEFAULT_LEVEL
 DECIDE_TIMEOUT = 2.0  # wall seconds an expert decision may take, queueing included
-SEARCH_CPU = 0.05  # the expert's CPU cap per decision (issue 14: ≤ 50 ms at a 3-seat table)
 
 
 def seat_level(seat: dict[str, Any]) -> str:
@@ -75,7 +75,7 @@ def remember(doc: dict[str, Any], before: Any, events: list[dict[str, Any]]) -> 
 
 def _expert(view: dict[str, Any], memory: Memory, seed: int) -> Decision | None:
     """In a worker process: the expert's searched decision."""
-    return players.decide(view, None, level="expert", seed=seed, memory=memory, budget_s=SEARCH_CPU)
+    return players.decide(view, None, level="expert", seed=seed, memory=memory)
 
 
 class Brains:

@@ -6,6 +6,7 @@ that matter; the rest of the pack is counted as discarded, which no rule reads.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -655,3 +656,38 @@ def test_r18_queued_player_out_after_a_rerun_is_skipped():
     st = run(st, ("c", give("10h")), ("a", give("6h")), ("d", give("Jh")))
     assert st.places == {"c": 1} and st.penalty is None and st.penalty_queue == ()
     assert st.to_move == "a" and sorted(st.hands["b"]) == ["10h", "6h", "9h", "Jh"]
+
+
+def _naive_play_out(seed: int, order: str, cap: int) -> int | None:
+    """Actions until the game ends when the first seat in ``order`` with a computer action acts
+    (an asker ahead of the debtor always asks first); ``None`` if it is not over after ``cap``."""
+    s = engine.new_game("penki", ["a", "b", "c"], seed=seed)
+    for n in range(cap):
+        if s.over:
+            return n
+        seat, action = next((p, a) for p in order if (a := engine.computer_action(s, p)) is not None)
+        s = engine.apply(s, seat, action).state
+    return None
+
+
+def test_r18_computer_asks_neither_when_out_nor_on_a_giver():
+    # b owes for a play; a is out (place fixed, R16/R19): only c asks.
+    s = position(phase=2, turn="c", hands={"a": (), "b": ("8h",), "c": ("9c", "Ks")}, table=("7h",),
+                 places={"a": 1}, owes=("b",))
+    s = dataclasses.replace(s, last=({"a": "play", "seat": "b", "card": "7h"},))
+    assert engine.computer_action(s, "a") is None
+    assert engine.computer_action(s, "c") == ASK
+    # c hands b its penalty card and is left with one: it owes, b does not ask it (c declares).
+    s = run(s, ("c", ASK), ("c", give("Ks")))
+    assert s.owes == ("c",)
+    assert engine.computer_action(s, "b") != ASK
+    assert engine.computer_action(s, "c") == ONE
+
+
+@pytest.mark.parametrize("order", ["abc", "bca", "cba"])
+def test_r18_computer_players_finish_whoever_acts_first(order):
+    # Seed 2026 once looped for thousands of actions: two givers handed Ks to and fro while an
+    # asker ahead of them in seat order caught each give's debtor before it could declare.
+    for seed in (2026, 0, 1, 2, 6, 8):
+        n = _naive_play_out(seed, order, 3000)
+        assert n is not None, (seed, order)

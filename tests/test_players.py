@@ -278,3 +278,48 @@ def test_every_level_plays_prsi_variants_through_legal_actions(variants):
             state = res.state
             log.extend(res.events)
     assert ended >= 1 or variants == ["PV3q", "PV4"]  # PV3q rounds can run long
+
+
+@pytest.mark.parametrize("seed", [3, 11, 29])
+def test_prsi_fast_playout_is_the_engine_playout(seed):
+    # The expert's house-rules playouts on plain lists follow P5–P12 and the regular heuristic
+    # exactly as engine.apply and engine.computer_action do: same round balance, every option.
+    compared = 0
+    for state, _log in positions("prsi", seed, steps=300, every=2):
+        me = state.to_move
+        if me is None:
+            continue
+        ids = list(state.players)
+        for action in engine.legal_actions(state, me):
+            out = engine.apply(state, me, action)
+            ends = [e for e in out.events if e["a"] == "round_end"]
+            if ends:
+                rp = ends[0]["round_points"]
+                want = float(sum(v - rp[me] for p, v in rp.items() if p != me))
+            else:
+                want, _ = players._prsi_rollout(out.state, me)
+            got, _ = players._fs_round([list(h) for h in state.hands], list(state.stock), list(state.discard),
+                                       state.suit, state.pending_draw, state.pending_skip, ids.index(me),
+                                       ids.index(me), dict(action), players.ROLLOUT_CAP)
+            assert got == want, (state.version, action)
+            compared += 1
+    assert compared > 50
+
+
+def test_full_expert_never_peeks_and_is_deterministic():
+    # The expert at its real budget (a count of simulated actions, no clock): the same decision
+    # for every consistent redeal, and again on a second call.
+    checked = 0
+    for game in ("prsi", "penki"):
+        for state, log in positions(game, 5, steps=240, every=12):
+            for seat in SEATS:
+                view = engine.view(state, seat)
+                if not players.searches(view, "expert"):
+                    continue
+                d = decide(view, log, level="expert", seed=9)
+                assert d is not None and d.searched > 0
+                assert decide(view, log, level="expert", seed=9) == d
+                other = redealt(state, seat, random.Random(checked))
+                assert decide(engine.view(other, seat), log, level="expert", seed=9) == d
+                checked += 1
+    assert checked >= 6
