@@ -57,6 +57,9 @@ async def main(url, prefix, table_id, name, n, stop_at):
     st = Store.from_url(url, prefix=prefix)
     committed = {}
     try:
+        await st.get_table(table_id)  # connected and warm: then wait for the start
+        print("ready", flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
         await asyncio.gather(*(racer(st, table_id, f"{name}.{k}", random.Random(f"{name}.{k}"), committed,
                                      stop_at) for k in range(n)))
     finally:
@@ -119,10 +122,17 @@ async def test_two_processes_and_local_coroutines_racing_commit_each_action_exac
     procs = [
         await asyncio.create_subprocess_exec(
             sys.executable, "-c", RACER, redis_url, real_store.keys.prefix, table.id, f"p{i}", "10", str(stop_at),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )
         for i in range(2)
     ]
+    # All three start together once both processes are up (their start-up takes seconds on a
+    # loaded machine, long enough for this process alone to reach stop_at otherwise).
+    for p in procs:
+        assert (await asyncio.wait_for(p.stdout.readline(), 240)).strip() == b"ready"
+    for p in procs:
+        p.stdin.write(b"go\n")
+        await p.stdin.drain()
     ns = _namespace()
     local: dict[str, int] = {}
     outs = await asyncio.wait_for(asyncio.gather(
