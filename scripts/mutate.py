@@ -58,7 +58,7 @@ _SCHED = ["tests/test_store_worker.py", "tests/test_store_timers.py", "tests/tes
           "tests/test_store_round_hold.py", "tests/test_store_service_state.py", "tests/test_store_unplayed.py",
           "tests/test_store_computers.py"]
 # The scripts of the schedule face the tests that drive it (the computers' own file is slow: issue 14's levels).
-_SCHED_LUA = ["tests/test_store_worker.py", "tests/test_store_timers.py", "tests/test_store_outbox.py",
+_SCHED_LUA = ["tests/test_store_timers.py", "tests/test_store_worker.py", "tests/test_store_outbox.py",
               "tests/test_store_round_hold.py"]
 _TABLES = ["tests/test_store_tables.py", "tests/test_store_live.py", "tests/test_store_durable.py",
            "tests/test_store_race.py"]
@@ -84,7 +84,14 @@ TESTS: dict[str, list[str]] = {
 }
 
 # Mutants no test can kill because they change nothing observable, with why (key: file, mutant id).
-EQUIVALENT: dict[tuple[str, str], str] = {}
+_IGNORED = "the caller never reads the script's answer"
+EQUIVALENT: dict[tuple[str, str], str] = {
+    ("store/release.lua", "return 0->1@return 0"): _IGNORED,
+    ("store/release.lua", "return 1->0@return 1"): _IGNORED,
+    ("store/schedule.lua", "1->0@out[#out + 1] = 1"): _IGNORED,
+    ("store/schedule.lua", "0->1@out[#out + 1] = 0"): _IGNORED,
+    ("store/schedule.lua", "1->0@out[#out + 1] = 1#2"): _IGNORED,
+}
 
 
 @dataclass
@@ -375,9 +382,10 @@ def run_tests(tree: Path, tests: list[str], timeout: float) -> tuple[int, str]:
 
 
 class Server:
-    """One interpreter in ``tree`` running pytest again for each Lua mutant (``--serve``): the
-    imports are paid once, and a script is read from its file at each Store's start (the
-    ``store.common._lua`` cache is cleared before each run)."""
+    """One interpreter in ``tree`` running pytest again for each mutant (``--serve``): the
+    third-party imports and the engine are paid once; a script is read from its file at each
+    Store's start (the ``store.common._lua`` cache is cleared before each run), and every
+    other module of the tree is imported afresh."""
 
     def __init__(self, tree: Path, tests: list[str]) -> None:
         self.tree, self.tests = tree, tests
@@ -423,29 +431,45 @@ def serve(pytest_args: list[str]) -> int:
 
     import store.common
 
+    tree = str(Path.cwd()) + os.sep
+    kept = tree + "engine" + os.sep  # unchanged by any mutant, and the slowest to import
     for line in sys.stdin:
         if line.strip() != "run":
             continue
         store.common._lua.cache_clear()
+        # A Python mutant: every module of the tree but the engine is imported afresh (the
+        # store's mixins, and the tests that imported names from them).
+        for name, module in list(sys.modules.items()):
+            path = getattr(module, "__file__", None) or ""
+            if path.startswith(tree) and not path.startswith(kept):
+                del sys.modules[name]
         with contextlib.redirect_stdout(io.StringIO()):
             rc = int(pytest.main(list(pytest_args)))
         print(f"MUTATE-RC {rc}", flush=True)
     return 0
 
 
-def mutate_file(file: str, max_mutants: int, seed: int, redis_url: str, verbose: bool, src: Path) -> FileResult:
+def mutate_file(file: str, max_mutants: int, seed: int, redis_url: str, verbose: bool, src: Path,
+                again: dict | None = None, tests: list[str] | None = None) -> FileResult:
+    """Mutants of ``file`` against its tests. ``again``: an earlier run's result for the file;
+    only its survivors run (against ``tests`` if given: the tests added since), its killed
+    mutants count as killed (tests were only added, so they still fail)."""
     result = FileResult(file)
     started = time.monotonic()
     original = (src / file).read_text(encoding="utf-8")
     mutants = make_mutants(file, original, redis_url)
     result.total = len(mutants)
-    if max_mutants and len(mutants) > max_mutants:
+    if again is not None:
+        left = {mid for mid, _ in again["survived"]}
+        result.killed = [k for k in again["killed"] if k not in left]
+        mutants = [m for m in mutants if m.id in left]
+    elif max_mutants and len(mutants) > max_mutants:
         mutants = sorted(random.Random(f"{seed}:{file}").sample(mutants, max_mutants), key=lambda m: m.line)
-    tests = TESTS[file]
+    tests = tests or TESTS[file]
     with tempfile.TemporaryDirectory(prefix="karty-mutate-") as tmp:
         tree = Path(tmp)
         copy_tree(tree, src)
-        server = Server(tree, tests) if file.endswith(".lua") else None
+        server = Server(tree, tests)
         try:
             _run_mutants(file, original, mutants, tree, tests, server, result, verbose)
         finally:
@@ -519,14 +543,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="files mutated at once")
     ap.add_argument("--json", help="write the results as JSON here")
     ap.add_argument("--list", action="store_true", help="only list the mutants")
+    ap.add_argument("--again", help="an earlier run's --json: run only its survivors (its killed stay killed)")
+    ap.add_argument("--tests", nargs="+", help="with --again: only these tests (the ones added since)")
     ap.add_argument("-v", "--verbose", action="store_true")
     argv = sys.argv[1:] if argv is None else argv
-    signal.signal(signal.SIGTERM, _stop)  # killed: the finally blocks still put every file back
     if argv[:1] == ["--serve"]:
         return serve(argv[1:])
+    signal.signal(signal.SIGTERM, _stop)  # killed: the finally blocks still put every file back
     args = ap.parse_args(argv)
     redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
-    files = args.files or list(TESTS)
+    earlier = {r["file"]: r for r in json.loads(Path(args.again).read_text())} if args.again else {}
+    files = args.files or list(earlier) or list(TESTS)
     unknown = [f for f in files if f not in TESTS]
     if unknown:
         ap.error(f"no tests are set for {unknown} (scripts/mutate.py TESTS)")
@@ -539,7 +566,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="karty-mutate-src-") as snap, \
             concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
         copy_tree(Path(snap))
-        results = list(pool.map(lambda f: mutate_file(f, args.max, args.seed, redis_url, args.verbose, Path(snap)),
+        results = list(pool.map(lambda f: mutate_file(f, args.max, args.seed, redis_url, args.verbose, Path(snap),
+                                                      earlier.get(f) if args.again else None, args.tests),
                                 files))
     print(report(results))
     if args.json:
