@@ -21,7 +21,7 @@ async def codes(coro) -> str:
     return err.value.code
 
 
-async def test_create_lobby_seats_the_creator_with_default_settings(store):
+async def test_s1_create_lobby_seats_the_creator_with_default_settings(store):
     lobby = await store.create_lobby(chat_id=-10, thread_id=7, game="prsi", creator=ALICE)
     assert [s.seat for s in lobby.seats] == ["u1"] and lobby.seats[0].name == "Alice"
     assert lobby.settings == LobbySettings(players=3, turn_seconds=60)
@@ -32,7 +32,7 @@ async def test_create_lobby_seats_the_creator_with_default_settings(store):
     assert [x.id for x in await store.chat_lobbies(-10)] == [penki.id, lobby.id]
 
 
-async def test_join_is_idempotent_and_fills_seats_in_order(store):
+async def test_s1_join_is_idempotent_and_fills_seats_in_order(store):
     lobby = await store.create_lobby(chat_id=-10, game="prsi", creator=ALICE)
     lobby = await store.join(lobby.id, BOB)
     again = await store.join(lobby.id, BOB)
@@ -41,7 +41,7 @@ async def test_join_is_idempotent_and_fills_seats_in_order(store):
     assert (await store.get_user(2)).name == "Bob"
 
 
-async def test_seat_limit_refuses_the_extra_player(store):
+async def test_s1_seat_limit_refuses_the_extra_player(store):
     lobby = await store.create_lobby(chat_id=-10, game="prsi", creator=ALICE)
     await store.join(lobby.id, BOB)
     await store.join(lobby.id, CAROL)
@@ -69,7 +69,7 @@ async def test_leave_is_idempotent(store):
     assert (await store.leave(lobby.id, BOB.id)).version == left.version
 
 
-async def test_only_the_creator_adds_computers_and_changes_settings(store):
+async def test_s1_only_the_creator_adds_computers_and_changes_settings(store):
     lobby = await store.create_lobby(chat_id=-10, game="penki", creator=ALICE)
     await store.join(lobby.id, BOB)
     assert await codes(store.add_computer(lobby.id, BOB.id)) == "not_creator"
@@ -95,7 +95,7 @@ async def test_settings_are_checked_per_game(store):
     assert await codes(store.create_lobby(chat_id=-1, game="durak", creator=ALICE)) == "invalid"
 
 
-async def test_start_needs_two_seats_and_makes_a_table_with_the_lobby_seats(store):
+async def test_s1_start_needs_two_seats_and_makes_a_table_with_the_lobby_seats(store):
     lobby = await store.create_lobby(chat_id=-10, thread_id=3, game="prsi", creator=ALICE)
     assert await codes(store.start(lobby.id, ALICE.id)) == "too_few"
     await store.join(lobby.id, BOB)
@@ -163,7 +163,7 @@ async def test_no_joining_leaving_or_changing_after_the_start(store):
     assert len((await store.join(lobby.id, BOB)).seats) == 2  # a seated player's join is a no-op
 
 
-async def test_lobby_ttl_is_one_hour_since_the_last_change(store):
+async def test_s1_s7_lobby_ttl_is_one_hour_since_the_last_change(store):
     lobby = await store.create_lobby(chat_id=-10, game="prsi", creator=ALICE)
     key = store.keys.lobby(lobby.id)
     assert LOBBY_TTL - 5 <= await store.redis.ttl(key) <= LOBBY_TTL
