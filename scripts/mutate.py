@@ -91,6 +91,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("store/schedule.lua", "1->0@out[#out + 1] = 1"): _IGNORED,
     ("store/schedule.lua", "0->1@out[#out + 1] = 0"): _IGNORED,
     ("store/schedule.lua", "1->0@out[#out + 1] = 1#2"): _IGNORED,
+    ("store/schedule.lua", "<-><=@if finished or (known and version < known) then"):
+        "the same version's follow-up again sets the due time it set before (from the same document)",
 }
 
 

@@ -7,9 +7,12 @@ Every test runs on fakeredis and on the real Redis; time is passed in, never wai
 
 from __future__ import annotations
 
+import pytest
+
 import engine
-from store import LobbySettings, Seat
+from store import LobbySettings, Seat, StoreError
 from store.common import FINISHED_TTL
+from store.live import Known
 
 
 def people(n: int) -> list[Seat]:
@@ -70,3 +73,18 @@ async def test_s7_a_finished_tables_compacted_log_is_kept_as_long_as_its_summary
     assert [e["version"] for e in await store.log(table.id)] == list(range(1, table.version + 1))
     assert not await store._compact(await store._doc(table.id))  # once only
     assert await r.llen(k.log(table.id)) == 1
+
+
+async def test_s7_a_move_on_a_table_that_expired_meanwhile_is_not_found(store):
+    """A move made on the document a process holds (the worker's claimed copy) after the table
+    expired in Redis: the commit itself refuses it as not found, never writes it into a fresh
+    key nor retries it forever."""
+    table = await store.create_table(game="prsi", seats=people(2), seed=5)
+    seat = engine.awaiting(table.state)[0]
+    held = Known.parse(await store.redis.hget(store.keys.table(table.id), "doc"))
+    await store.redis.delete(store.keys.table(table.id))  # the 48 h ran out
+    with pytest.raises(StoreError) as err:
+        await store.apply(table.id, seat, engine.computer_action(table.state, seat), client_action_id="late",
+                          known=held)
+    assert err.value.code == "not_found"
+    assert not await store.redis.exists(store.keys.table(table.id), store.keys.log(table.id))
