@@ -176,3 +176,30 @@ async def test_s1_s7_lobby_ttl_is_one_hour_since_the_last_change(store):
     assert await store.get_lobby(lobby.id) is None
     assert await codes(store.join(lobby.id, CAROL)) == "not_found"
     assert await store.chat_lobbies(-10) == []
+
+
+async def test_s1_a_new_lobby_never_overwrites_one_with_the_same_id(store, monkeypatch):
+    """Ids are random (48 bits); were one drawn twice, the second lobby is refused ("busy")
+    and the first, with its players, stays as it was (cas.lua: the key must not exist)."""
+    import store.lobbies as lobbies
+
+    monkeypatch.setattr(lobbies.secrets, "token_urlsafe", lambda n: "same-id")
+    first = await store.create_lobby(chat_id=-10, game="prsi", creator=ALICE)
+    await store.join(first.id, BOB)
+    with pytest.raises(StoreError) as err:
+        await store.create_lobby(chat_id=-20, game="penki", creator=CAROL)
+    assert err.value.code == "busy"
+    kept = await store.get_lobby("same-id")
+    assert kept.game == "prsi" and kept.chat_id == -10 and [s.user_id for s in kept.seats] == [1, 2]
+
+
+async def test_a_new_table_never_overwrites_one_with_the_same_id(store, monkeypatch):
+    from store import Seat, tables
+
+    seats = [Seat(seat=f"u{i}", user_id=i, name=f"P{i}") for i in (1, 2)]
+    monkeypatch.setattr(tables.secrets, "token_urlsafe", lambda n: "same-table")
+    first = await store.create_table(game="prsi", seats=seats, seed=1)
+    with pytest.raises(StoreError) as err:
+        await store.create_table(game="penki", seats=seats, seed=2)
+    assert err.value.code == "busy"
+    assert (await store.get_table("same-table")).game == "prsi" == first.game
