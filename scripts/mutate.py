@@ -476,6 +476,8 @@ def mutate_file(file: str, max_mutants: int, seed: int, redis_url: str, verbose:
     elif max_mutants and len(mutants) > max_mutants:
         mutants = sorted(random.Random(f"{seed}:{file}").sample(mutants, max_mutants), key=lambda m: m.line)
     tests = tests or TESTS[file]
+    if not mutants:
+        return result
     with tempfile.TemporaryDirectory(prefix="karty-mutate-") as tmp:
         tree = Path(tmp)
         copy_tree(tree, src)
