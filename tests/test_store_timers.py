@@ -14,7 +14,7 @@ import random
 import engine
 from engine.players import Decision
 from store import LobbySettings, Seat
-from store.common import CALLOUTS, RETRY_LATER
+from store.common import CALLOUTS, LEASE, RETRY_LATER
 
 
 def people(n: int) -> list[Seat]:
@@ -203,3 +203,16 @@ async def test_s4_the_sweeper_leaves_tables_whose_follow_up_ran_alone(store):
     assert await store.redis.xlen(store.keys.outbox) == outbox
     assert await store.next_due(table.id) == due
     assert int(await store.redis.hget(store.keys.deadline_versions, table.id)) == table.version
+
+
+async def test_s4_a_table_the_worker_fails_on_leaves_the_others_moving(store, store_factory):
+    """One due table the worker cannot handle (a damaged document) is logged and left to come
+    due again after the lease; the other due tables of the same pass are moved as usual."""
+    broken = await store.create_table(game="prsi", seats=people(3), settings=T30, seed=1)
+    fine = await store.create_table(game="prsi", seats=people(3), settings=T30, seed=2)
+    await store.redis.hset(store.keys.table(broken.id), "doc", "{damaged")
+    worker = await store_factory()  # another process: it knows neither table, it reads them
+    now = max(broken.deadline, fine.deadline) + 0.01
+    assert await worker.tick(now=now) == 1
+    assert (await worker.get_table(fine.id)).version == 1
+    assert now < await worker.next_due(broken.id) <= now + LEASE + 0.01  # leased: due again, never lost
