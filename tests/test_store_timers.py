@@ -96,6 +96,12 @@ async def test_s4_the_worker_moves_nobody_before_a_seat_is_due(store):
     assert await store.next_due(table.id) == due
     assert await store.tick(now=due + 0.001) == 1
     assert (await store.log(table.id))[-1]["by"] == "computer"
+    # a person's turn time: an early claim a second in leaves the 30 s deadline as it was
+    table = await store.create_table(game="prsi", seats=people(3), settings=T30, seed=4)
+    early = store.clock() + 1
+    await store.redis.zadd(store.keys.deadlines, {table.id: early})
+    assert await store.tick(now=early) == 0
+    assert await store.next_due(table.id) == table.deadline == store.clock() + 30
 
 
 async def test_s4_a_refused_computer_move_is_tried_again_later(store):
