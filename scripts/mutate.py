@@ -101,6 +101,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "TTL answers 0 only in a key's last second (then either way the log outlives its table by < 1 s)",
     ("store/bucket.lua", "<-><=@if tokens < 1 - 1e-6 then  -- (epoch seconds as doubles are exact to about 1e-7 s)"):
         "differs only when the tokens are exactly 1 - 1e-6, below what the clock can express",
+    ("store/schedule.py", "condition-false@if len(batch) >= 200:"):
+        "batching only: the sweep's last flush then looks at every table at once",
 }
 
 
