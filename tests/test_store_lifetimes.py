@@ -88,3 +88,26 @@ async def test_s7_a_move_on_a_table_that_expired_meanwhile_is_not_found(store):
                           known=held)
     assert err.value.code == "not_found"
     assert not await store.redis.exists(store.keys.table(table.id), store.keys.log(table.id))
+
+
+async def test_s7_the_sweeper_compacts_a_finished_game_whose_follow_up_was_lost(store):
+    """The last commit's process died before its follow-up: the sweeper's repair also turns
+    the finished game's log into its one compact entry (kept 7 days like its summary)."""
+    table = await store.create_table(game="prsi", seats=people(2), seed=9)
+    now = store.clock()
+    while True:
+        seat = engine.awaiting(table.state)[0]
+        action = engine.computer_action(table.state, seat)
+        if engine.apply(table.state, seat, action).state.over:
+            break
+        table = (await store.apply(table.id, seat, action, now=now)).table
+
+    async def died(*args, **kwargs):
+        del store._after_commit
+
+    store._after_commit = died
+    await store.apply(table.id, seat, action, now=now)
+    assert await store.redis.llen(store.keys.log(table.id)) == table.version + 1  # not compacted
+    assert await store.sweep(now=now + 30, lease=None) == 1
+    assert await store.redis.llen(store.keys.log(table.id)) == 1
+    assert [e["version"] for e in await store.log(table.id)] == list(range(1, table.version + 2))
