@@ -222,3 +222,21 @@ async def test_s4_a_table_the_worker_fails_on_leaves_the_others_moving(store, st
     assert await worker.tick(now=now) == 1
     assert (await worker.get_table(fine.id)).version == 1
     assert now < await worker.next_due(broken.id) <= now + LEASE + 0.01  # leased: due again, never lost
+
+
+async def test_s4_the_timer_plays_the_computer_players_move_for_the_person(store):
+    """S4: when the turn time runs out, the move played is the engine's computer player's
+    (not merely some legal move), marked as played by the timer."""
+    table = await store.create_table(game="prsi", seats=people(3), settings=T30, seed=6)
+    differs = 0
+    for _ in range(6):  # two turns each: a third timeout in a row would hand the seat to the computer
+        seat = engine.awaiting(table.state)[0]
+        wanted = engine.computer_action(table.state, seat)
+        differs += wanted != engine.legal_actions(table.state, seat)[0]
+        assert await store.tick(now=table.deadline + 0.01) == 1
+        entry = (await store.log(table.id))[-1]
+        assert entry["by"] == "timer" and entry["seat"] == seat and entry["action"] == wanted
+        table = await store.get_table(table.id)
+        if table.state.over:
+            break
+    assert differs  # some turn where a merely legal move would have been another one
