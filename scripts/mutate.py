@@ -103,6 +103,10 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "differs only when the tokens are exactly 1 - 1e-6, below what the clock can express",
     ("store/schedule.py", "condition-false@if len(batch) >= 200:"):
         "batching only: the sweep's last flush then looks at every table at once",
+    ("store/schedule.py", "True->False@for table_id, result in zip(claimed, done, strict=True):"):
+        "gather answers one result per claimed table: the lengths are always equal",
+    ("store/schedule.py", ">=->>@if time.monotonic() >= next_sweep:"):
+        "the monotonic clock never gives the same float twice across a sweep interval",
 }
 
 
