@@ -240,3 +240,45 @@ async def test_s4_the_timer_plays_the_computer_players_move_for_the_person(store
         if table.state.over:
             break
     assert differs  # some turn where a merely legal move would have been another one
+
+
+async def test_s4_a_callout_whose_chance_passed_leaves_the_table_due_for_the_rest(store):
+    """A computer's callout comes due, but by then it has nothing to call (its decision is
+    none): nothing is played and the table stays due for the others (the person's turn time)."""
+    seats = [Seat(seat="u1", user_id=1, name="Alice"), Seat(seat="c1", name="C1", computer=True),
+             Seat(seat="c2", name="C2", computer=True)]
+    rng = random.Random(4)
+    for seed in range(10):
+        table = await store.create_table(game="penki", seats=seats, settings=T30, seed=seed)
+        now = store.clock()
+        for _ in range(300):
+            table = await store.get_table(table.id)
+            if table.state.over:
+                break
+            doc = await store._doc(table.id)
+            person = (doc["turns"].get("u1") or {}).get("due")
+            calls = sorted((due, sid) for sid, due in doc["callouts"].items())
+            if person is not None and len(calls) == 1 and calls[0][0] + RETRY_LATER < person:
+                due = calls[0][0]
+                real = store.brains.decide
+
+                async def nothing(view, memory, level, seed):
+                    return None
+
+                store.brains.decide = nothing
+                try:
+                    assert await store.tick(now=due + 0.001) == 0
+                finally:
+                    store.brains.decide = real
+                assert (await store.get_table(table.id)).version == table.version
+                assert await store.next_due(table.id) == person  # not a retry: nothing was refused
+                return
+            if "u1" in engine.awaiting(table.state):
+                legal = engine.legal_actions(table.state, "u1")
+                blunder = next((a for a in legal if a.get("to") == "u1"), None)
+                action = blunder if blunder and rng.random() < 0.8 else rng.choice(legal)
+                await store.apply(table.id, "u1", action, now=now)
+            else:
+                now = max(now, await store.next_due(table.id)) + 0.001
+                await store.tick(now=now)
+    raise AssertionError("no lone callout came due well before the person's turn time")
