@@ -59,7 +59,7 @@ def test_compiled_catalogues_match_the_sources(lang):
             assert got == m.string, "run: python -m bot compile-locales"
 
 
-def test_language_from_telegram_code_and_fallback():
+def test_s8_language_from_telegram_code_and_fallback():
     assert [pick_language(c) for c in ("cs", "sk", "ru-RU", "uk", "en-US", "de", None)] == [
         "cs", "cs", "ru", "ru", "en", "en", "en"]
     i18n = make_i18n()

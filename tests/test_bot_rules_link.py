@@ -22,7 +22,7 @@ async def test_rules_in_private_open_the_rules_screen(fake_store, bot_runtime, f
     assert "Prší" in buttons[0]["text"] and "Pěnky" in buttons[1]["text"]
 
 
-async def test_rules_in_a_group_use_the_direct_link_or_no_button(fake_store, bot_runtime, fake_bot_api):
+async def test_s2_rules_in_a_group_use_the_direct_link_or_no_button(fake_store, bot_runtime, fake_bot_api):
     rt = await bot_runtime(fake_store, webapp_short_name="play")
     await rt.feed(message_update("/rules", user=tg_user(ANN, "Ann"), chat=tg_chat(GROUP)))
     markup = fake_bot_api.sent_messages(GROUP)[-1].reply_markup

@@ -60,7 +60,7 @@ async def test_default_limits_one_per_second_per_chat(api):
         await bot.session.close()
 
 
-async def test_burst_is_spaced_per_chat_group_and_overall(api):
+async def test_s5_burst_is_spaced_per_chat_group_and_overall(api):
     bot = api.make_bot()
     # small limits for speed: 10/s per chat, 4 per 1 s per group, 12/s overall
     sender = Sender(bot, _Store(), rate_global=12, rate_chat=10, group_per_minute=4, group_period=1.0)
@@ -78,7 +78,7 @@ async def test_burst_is_spaced_per_chat_group_and_overall(api):
         await bot.session.close()
 
 
-async def test_retry_after_is_waited_out_and_retried(api):
+async def test_s5_retry_after_is_waited_out_and_retried(api):
     bot = api.make_bot()
     sender = Sender(bot, _Store(), rate_chat=50)
     try:
@@ -92,7 +92,7 @@ async def test_retry_after_is_waited_out_and_retried(api):
         await bot.session.close()
 
 
-async def test_forbidden_marks_unreachable_and_never_raises(api):
+async def test_s5_forbidden_marks_unreachable_and_never_raises(api):
     bot = api.make_bot()
     store = _Store()
     sender = Sender(bot, store)

@@ -691,3 +691,45 @@ def test_r18_computer_players_finish_whoever_acts_first(order):
     for seed in (2026, 0, 1, 2, 6, 8):
         n = _naive_play_out(seed, order, 3000)
         assert n is not None, (seed, order)
+
+
+# Found by the mutation run (make mutate): rulings no fixed position checked before.
+
+
+def test_r6_a_call_while_the_last_stock_card_waits_leaves_it_to_be_placed():
+    # c blundered and went on; it has drawn the stock's last card, 9c, which waits. b calls:
+    # the penalty leaves c's top (Qs) fitting nobody, yet phase 1 goes on until 9c is placed.
+    s = position(turn="c", piles={"a": ("8h",), "b": ("Qs",), "c": ("10c",)}, drawn="9c", zevok="c",
+                 stumps={"a": ("6c", "7c"), "b": ("6d", "7d"), "c": ("6s", "7s")})
+    s = run(s, ("b", ZEVOK))
+    assert s.phase == 1 and s.drawn == "9c" and s.to_move == "c" and not s.stock
+    assert piles(s) == {"a": [], "b": [], "c": ["10c", "8h", "Qs"]}
+    assert engine.legal_actions(s, "c") == [place("c")]
+    s = run(s, ("c", place("c")))  # now R8 has nothing to move: phase 2
+    assert s.phase == 2 and sorted(s.hands["c"]) == sorted(["10c", "8h", "Qs", "9c"])
+
+
+def test_r17_declarations_and_debts_lapse_when_the_game_ends():
+    # c is out; a declared its one card; b's Ah beats 8h: Бита, b goes out, a is left alone.
+    s = position(phase=2, turn="b", places={"c": 1}, declared=("a",), table=("8h",),
+                 hands={"a": ("7c",), "b": ("Ah",)})
+    assert [p["declared"] for p in engine.view(s, None)["players"]] == [True, False, False]
+    s = run(s, ("b", play("Ah")))
+    assert s.over and s.places == {"c": 1, "b": 2, "a": 3}
+    assert s.declared == () and s.owes == ()
+    assert not any(p["declared"] for p in engine.view(s, None)["players"])
+
+
+def test_r18_a_player_with_an_empty_hand_gives_no_penalty_card():
+    # b has played its last card and plays the round out on its stumps (R14): it holds no
+    # card, so only a and d hand c a card; then a, the same player, is to move.
+    s = position(players=("a", "b", "c", "d"), phase=2, turn="a", owes=("c",), table=("6c",),
+                 hands={"a": ("6h", "7h"), "b": (), "c": ("9c",), "d": ("Jh", "Qh")},
+                 stumps={"b": ("10d", "Jd")})
+    st = run(s, ("d", ASK))
+    assert st.penalty == {"to": "c", "from": ["a", "d"]}
+    assert engine.awaiting(st) == ["a", "d"]
+    rejected(st, "b", give("10d"))  # refused, nothing changed
+    st = run(st, ("a", give("6h")), ("d", give("Jh")))
+    assert st.penalty is None and st.to_move == "a" and sorted(st.hands["c"]) == ["6h", "9c", "Jh"]
+    assert st.owes == ("a", "d")  # both givers are left with one card (R17)

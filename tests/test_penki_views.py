@@ -121,7 +121,7 @@ def step(s: penki.PenkiState, rng: random.Random) -> penki.PenkiState:
 
 @settings(max_examples=12, deadline=None)
 @given(seed=st.integers(0, 2**31), count=st.integers(2, 6))
-def test_r2_views_never_show_a_hidden_card_over_random_games(seed: int, count: int) -> None:
+def test_r2_s3_views_never_show_a_hidden_card_over_random_games(seed: int, count: int) -> None:
     rng = random.Random(seed)
     players = [f"s{i}" for i in range(count)]
     s = engine.new_game("penki", players, dealer=rng.choice(players), seed=seed)

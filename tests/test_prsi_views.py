@@ -72,7 +72,7 @@ def check_events(before: prsi.PrsiState, seat: str, action: dict[str, Any], even
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32), count=st.integers(2, 5))
-def test_p3_views_never_show_a_hidden_card_over_random_matches(seed: int, count: int) -> None:
+def test_p3_s3_views_never_show_a_hidden_card_over_random_matches(seed: int, count: int) -> None:
     rng = random.Random(seed)
     players = [f"p{i}" for i in range(count)]
     s = engine.new_game("prsi", players, dealer=rng.choice(players), seed=seed)

@@ -93,3 +93,22 @@ async def test_socket_leases_hold_renew_and_release(two):
     assert await a.open_sockets(7) == 0
     async with lb.hold(7) as again:
         assert again
+
+
+async def test_a_bucket_that_never_refills_spends_its_burst_then_waits_a_minute(store):
+    """ACTION_RATE=0 (a setting, not a crash): the burst is spent once, then every take
+    answers the fixed 60 s (never a division by zero); the bucket is kept that minute."""
+    store.clock = Clock()
+    assert [await store.take_action(7, rate=0, burst=2) for _ in range(2)] == [0.0, 0.0]
+    assert await store.take_action(7, rate=0, burst=2) == 60.0
+    store.clock.t += 3600
+    assert await store.take_action(7, rate=0, burst=2) == 60.0
+    assert 0 < await store.redis.pttl(store.keys.action_bucket(7)) <= 61_000
+
+
+async def test_a_spent_bucket_is_kept_until_it_would_be_full_again(store):
+    store.clock = Clock()
+    for _ in range(20):
+        await store.take_action(7, rate=10, burst=20)
+    ttl = await store.redis.pttl(store.keys.action_bucket(7))
+    assert 1_500 < ttl <= 3_000  # full after 2 s (+1 s to spare): not forgotten sooner

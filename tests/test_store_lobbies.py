@@ -21,7 +21,7 @@ async def codes(coro) -> str:
     return err.value.code
 
 
-async def test_create_lobby_seats_the_creator_with_default_settings(store):
+async def test_s1_create_lobby_seats_the_creator_with_default_settings(store):
     lobby = await store.create_lobby(chat_id=-10, thread_id=7, game="prsi", creator=ALICE)
     assert [s.seat for s in lobby.seats] == ["u1"] and lobby.seats[0].name == "Alice"
     assert lobby.settings == LobbySettings(players=3, turn_seconds=60)
@@ -32,7 +32,7 @@ async def test_create_lobby_seats_the_creator_with_default_settings(store):
     assert [x.id for x in await store.chat_lobbies(-10)] == [penki.id, lobby.id]
 
 
-async def test_join_is_idempotent_and_fills_seats_in_order(store):
+async def test_s1_join_is_idempotent_and_fills_seats_in_order(store):
     lobby = await store.create_lobby(chat_id=-10, game="prsi", creator=ALICE)
     lobby = await store.join(lobby.id, BOB)
     again = await store.join(lobby.id, BOB)
@@ -41,7 +41,7 @@ async def test_join_is_idempotent_and_fills_seats_in_order(store):
     assert (await store.get_user(2)).name == "Bob"
 
 
-async def test_seat_limit_refuses_the_extra_player(store):
+async def test_s1_seat_limit_refuses_the_extra_player(store):
     lobby = await store.create_lobby(chat_id=-10, game="prsi", creator=ALICE)
     await store.join(lobby.id, BOB)
     await store.join(lobby.id, CAROL)
@@ -69,7 +69,7 @@ async def test_leave_is_idempotent(store):
     assert (await store.leave(lobby.id, BOB.id)).version == left.version
 
 
-async def test_only_the_creator_adds_computers_and_changes_settings(store):
+async def test_s1_only_the_creator_adds_computers_and_changes_settings(store):
     lobby = await store.create_lobby(chat_id=-10, game="penki", creator=ALICE)
     await store.join(lobby.id, BOB)
     assert await codes(store.add_computer(lobby.id, BOB.id)) == "not_creator"
@@ -95,7 +95,7 @@ async def test_settings_are_checked_per_game(store):
     assert await codes(store.create_lobby(chat_id=-1, game="durak", creator=ALICE)) == "invalid"
 
 
-async def test_start_needs_two_seats_and_makes_a_table_with_the_lobby_seats(store):
+async def test_s1_start_needs_two_seats_and_makes_a_table_with_the_lobby_seats(store):
     lobby = await store.create_lobby(chat_id=-10, thread_id=3, game="prsi", creator=ALICE)
     assert await codes(store.start(lobby.id, ALICE.id)) == "too_few"
     await store.join(lobby.id, BOB)
@@ -163,7 +163,7 @@ async def test_no_joining_leaving_or_changing_after_the_start(store):
     assert len((await store.join(lobby.id, BOB)).seats) == 2  # a seated player's join is a no-op
 
 
-async def test_lobby_ttl_is_one_hour_since_the_last_change(store):
+async def test_s1_s7_lobby_ttl_is_one_hour_since_the_last_change(store):
     lobby = await store.create_lobby(chat_id=-10, game="prsi", creator=ALICE)
     key = store.keys.lobby(lobby.id)
     assert LOBBY_TTL - 5 <= await store.redis.ttl(key) <= LOBBY_TTL
@@ -176,3 +176,30 @@ async def test_lobby_ttl_is_one_hour_since_the_last_change(store):
     assert await store.get_lobby(lobby.id) is None
     assert await codes(store.join(lobby.id, CAROL)) == "not_found"
     assert await store.chat_lobbies(-10) == []
+
+
+async def test_s1_a_new_lobby_never_overwrites_one_with_the_same_id(store, monkeypatch):
+    """Ids are random (48 bits); were one drawn twice, the second lobby is refused ("busy")
+    and the first, with its players, stays as it was (cas.lua: the key must not exist)."""
+    import store.lobbies as lobbies
+
+    monkeypatch.setattr(lobbies.secrets, "token_urlsafe", lambda n: "same-id")
+    first = await store.create_lobby(chat_id=-10, game="prsi", creator=ALICE)
+    await store.join(first.id, BOB)
+    with pytest.raises(StoreError) as err:
+        await store.create_lobby(chat_id=-20, game="penki", creator=CAROL)
+    assert err.value.code == "busy"
+    kept = await store.get_lobby("same-id")
+    assert kept.game == "prsi" and kept.chat_id == -10 and [s.user_id for s in kept.seats] == [1, 2]
+
+
+async def test_a_new_table_never_overwrites_one_with_the_same_id(store, monkeypatch):
+    from store import Seat, tables
+
+    seats = [Seat(seat=f"u{i}", user_id=i, name=f"P{i}") for i in (1, 2)]
+    monkeypatch.setattr(tables.secrets, "token_urlsafe", lambda n: "same-table")
+    first = await store.create_table(game="prsi", seats=seats, seed=1)
+    with pytest.raises(StoreError) as err:
+        await store.create_table(game="penki", seats=seats, seed=2)
+    assert err.value.code == "busy"
+    assert (await store.get_table("same-table")).game == "prsi" == first.game

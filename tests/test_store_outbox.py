@@ -43,7 +43,7 @@ async def test_start_from_a_lobby_announces_the_table_and_the_first_turn(store):
         assert turns == []  # computers are never notified
 
 
-async def test_turn_entries_once_per_turn_and_only_for_people(store):
+async def test_s5_turn_entries_once_per_turn_and_only_for_people(store):
     seats = [*people(2), Seat(seat="c1", name="C", computer=True)]
     table = await store.create_table(game="prsi", seats=seats, chat_id=-9, seed=12,
                                      settings=LobbySettings(players=3, turn_seconds=None))

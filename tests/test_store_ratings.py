@@ -97,7 +97,7 @@ async def test_p15_week_and_month_edges_in_prague_time_across_the_dst_change(sto
     assert scores(await store.leaderboard("penki", "week", at=at("2026-10-28T12:00:00")))[1][0] == 1
 
 
-async def test_the_ledger_is_appended_once_per_table(store):
+async def test_s6_the_ledger_is_appended_once_per_table(store):
     assert await record(store, "once", {1: 10, 2: -10})
     assert not await record(store, "once", {1: 999, 2: -999})
     assert scores(await store.leaderboard("prsi", "week", at=MON))[1] == (10, 1, 1)
@@ -116,7 +116,7 @@ async def test_the_ledger_is_appended_once_per_table(store):
         assert await store.redis.ttl(key) == -1, key
 
 
-async def test_user_rating_has_week_month_rank_and_last_results(store):
+async def test_s6_user_rating_has_week_month_rank_and_last_results(store):
     await record(store, "r1", {1: 30, 2: -30}, ended=at("2026-11-29T10:00:00"), chat=7)  # W48, November
     await record(store, "r2", {1: -10, 2: 10}, ended=MON, chat=8)
     mine = await store.user_rating("prsi", 1, at=MON)
@@ -219,3 +219,17 @@ async def test_p16_a_seat_handed_to_the_computer_after_timeouts_is_still_rated(s
     assert set(ledger[0]["balances"]) == {"11", "12"}
     rows = await store.leaderboard("prsi", "week", chat_id=-3, at=now)
     assert {r["user_id"] for r in rows} == {11, 12}
+
+
+async def test_s6_each_players_last_results_keep_the_newest_fifty(store):
+    """S6: ``/rating``'s last results: every player's list holds the newest RESULTS_KEPT
+    matches and never grows past them (the ledger keeps everything)."""
+    from store.common import RESULTS_KEPT
+
+    for i in range(RESULTS_KEPT + 2):
+        await record(store, f"t{i:03d}", {1: i, 2: -i}, ended=at(f"2026-11-30T09:{i // 60:02d}:{i % 60:02d}"))
+    key = store.keys.results("prsi", 1)
+    assert await store.redis.llen(key) == RESULTS_KEPT
+    mine = await store.user_rating("prsi", 1, at=MON, last=RESULTS_KEPT + 2)
+    assert [r["table"] for r in mine["last"]] == [f"t{i:03d}" for i in range(RESULTS_KEPT + 1, 1, -1)]
+    assert len(await store.ledger()) == RESULTS_KEPT + 2

@@ -145,7 +145,7 @@ async def test_a_rejected_client_action_id_may_be_retried(store):
     assert not res.duplicate and res.version == 1
 
 
-async def test_ttls_are_set_on_create_and_refreshed_on_every_commit(store):
+async def test_s7_ttls_are_set_on_create_and_refreshed_on_every_commit(store):
     r, k = store.redis, store.keys
     table = await store.create_table(game="prsi", seats=people(), seed=1)
     assert TABLE_TTL - 5 <= await r.ttl(k.table(table.id)) <= TABLE_TTL
@@ -161,7 +161,7 @@ async def test_ttls_are_set_on_create_and_refreshed_on_every_commit(store):
     assert TABLE_TTL - 5 <= await r.ttl(k.log(table.id)) <= TABLE_TTL
 
 
-async def test_finished_game_is_kept_seven_days_and_replays_from_its_log(store):
+async def test_s7_finished_game_is_kept_seven_days_and_replays_from_its_log(store):
     table = await store.create_table(game="prsi", seats=people(), seed=7)
     while not table.state.over:
         res = await store.apply(table.id, *next_move(table))

@@ -30,7 +30,7 @@ T30 = LobbySettings(players=3, turn_seconds=30)
 OFF = LobbySettings(players=3, turn_seconds=None)
 
 
-async def test_timer_plays_for_an_absent_seat_when_its_turn_time_runs_out(store):
+async def test_s4_timer_plays_for_an_absent_seat_when_its_turn_time_runs_out(store):
     table = await store.create_table(game="prsi", seats=people(3), settings=T30, seed=4)
     seat = engine.awaiting(table.state)[0]
     assert table.deadline is not None
@@ -48,7 +48,7 @@ async def test_timer_plays_for_an_absent_seat_when_its_turn_time_runs_out(store)
     assert after.deadline == table.deadline + 0.01 + 30
 
 
-async def test_three_timeouts_in_a_row_hand_the_seat_to_the_computer_until_the_player_acts(store):
+async def test_s4_three_timeouts_in_a_row_hand_the_seat_to_the_computer_until_the_player_acts(store):
     table = await store.create_table(game="prsi", seats=people(2), settings=T30, seed=8)
     now = store.clock()
     me = "u100"
@@ -85,7 +85,7 @@ async def test_three_timeouts_in_a_row_hand_the_seat_to_the_computer_until_the_p
     assert res.table.seat(me).strikes == 0 and not res.table.seat(me).auto
 
 
-async def test_a_players_own_move_resets_the_strikes(store):
+async def test_s4_a_players_own_move_resets_the_strikes(store):
     table = await store.create_table(game="prsi", seats=people(2), settings=T30, seed=8)
     me = "u100"
     now = store.clock()
@@ -100,7 +100,7 @@ async def test_a_players_own_move_resets_the_strikes(store):
     assert res.table.seat(me).strikes == 0
 
 
-async def test_a_restart_loses_no_deadline(store, store_factory):
+async def test_s4_a_restart_loses_no_deadline(store, store_factory):
     table = await store.create_table(game="prsi", seats=people(3), settings=T30, seed=4)
     await store.close()  # every process goes away
     fresh = await store_factory()
@@ -130,7 +130,7 @@ async def test_concurrent_workers_claim_each_due_table_exactly_once(store, store
         assert [e["version"] for e in await store.log(t.id)] == [1]
 
 
-async def test_timer_off_sets_no_deadline_for_people(store):
+async def test_s4_timer_off_sets_no_deadline_for_people(store):
     table = await store.create_table(game="prsi", seats=people(3), settings=OFF, seed=4)
     assert table.deadline is None and await store.next_due(table.id) is None
     assert await store.tick(now=store.clock() + 10_000) == 0

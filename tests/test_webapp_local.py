@@ -34,7 +34,7 @@ async def test_embedded_redis_answers():
     assert not await redis_answers(f"redis://127.0.0.1:{closed_port()}/0", timeout=0.5)
 
 
-async def test_local_play_end_to_end_on_embedded_redis(aiohttp_client):
+async def test_s9_local_play_end_to_end_on_embedded_redis(aiohttp_client):
     """S9: no Redis, no token: sign in, open a Prší table with computers, watch them play."""
     settings = WebSettings(
         redis_url=f"redis://127.0.0.1:{closed_port()}/0", local_play=True, bot_token=None, run_worker=True
