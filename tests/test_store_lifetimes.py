@@ -26,11 +26,11 @@ async def test_s7_a_worker_finding_its_table_expired_forgets_it(store):
     """S4, S7: a table whose state expired (48 h) while a deadline was pending: the worker
     claims it, finds nothing, and drops both its due time and its version entry."""
     table = await store.create_table(game="prsi", seats=people(2), settings=T30, seed=3)
-    assert await store.redis.hget(store.keys.deadline_versions, table.id) is not None
+    assert await store.redis.hget(store.keys.deadline_versions_of(store._shard(table.id)), table.id) is not None
     await store.redis.delete(store.keys.table(table.id))  # expired
     assert await store.tick(now=table.deadline + 0.01) == 0
     assert await store.next_due(table.id) is None
-    assert await store.redis.hget(store.keys.deadline_versions, table.id) is None
+    assert await store.redis.hget(store.keys.deadline_versions_of(store._shard(table.id)), table.id) is None
 
 
 async def test_s7_the_sweeper_forgets_an_expired_table_and_its_due_time(store):
@@ -38,7 +38,7 @@ async def test_s7_the_sweeper_forgets_an_expired_table_and_its_due_time(store):
     await store.redis.delete(store.keys.table(table.id))  # expired
     assert await store.sweep(now=table.deadline - 1, lease=None) == 0
     assert await store.next_due(table.id) is None  # no worker will claim a table that is gone
-    assert await store.redis.hget(store.keys.deadline_versions, table.id) is None
+    assert await store.redis.hget(store.keys.deadline_versions_of(store._shard(table.id)), table.id) is None
 
 
 async def test_a_retry_legal_again_after_the_table_moved_on_answers_its_first_outcome(store):

@@ -90,7 +90,7 @@ async def test_s4_the_worker_moves_nobody_before_a_seat_is_due(store):
     due = await store.next_due(table.id)
     assert due is not None and due > now
     early = now + (due - now) / 2
-    await store.redis.zadd(store.keys.deadlines, {table.id: early})  # e.g. a retry set before this turn
+    await store.redis.zadd(store.keys.deadlines_of(store._shard(table.id)), {table.id: early})  # e.g. a retry set before this turn
     assert await store.tick(now=early) == 0
     assert (await store.get_table(table.id)).version == table.version
     assert await store.next_due(table.id) == due
@@ -99,7 +99,7 @@ async def test_s4_the_worker_moves_nobody_before_a_seat_is_due(store):
     # a person's turn time: an early claim a second in leaves the 30 s deadline as it was
     table = await store.create_table(game="prsi", seats=people(3), settings=T30, seed=4)
     early = store.clock() + 1
-    await store.redis.zadd(store.keys.deadlines, {table.id: early})
+    await store.redis.zadd(store.keys.deadlines_of(store._shard(table.id)), {table.id: early})
     assert await store.tick(now=early) == 0
     assert await store.next_due(table.id) == table.deadline == store.clock() + 30
 
@@ -203,12 +203,12 @@ async def test_s4_the_sweeper_leaves_tables_whose_follow_up_ran_alone(store):
         seat = engine.awaiting(table.state)[0]
         table = (await store.apply(table.id, seat, engine.computer_action(table.state, seat), now=now)).table
     due = await store.next_due(table.id)
-    outbox = await store.redis.xlen(store.keys.outbox)
+    outbox = await store.redis.xlen(store.keys.outbox_of(store._shard(table.id)))
     assert outbox > 0  # the turns' entries for the bot
     assert await store.sweep(now=now + 3600, lease=None) == 0
-    assert await store.redis.xlen(store.keys.outbox) == outbox
+    assert await store.redis.xlen(store.keys.outbox_of(store._shard(table.id))) == outbox
     assert await store.next_due(table.id) == due
-    assert int(await store.redis.hget(store.keys.deadline_versions, table.id)) == table.version
+    assert int(await store.redis.hget(store.keys.deadline_versions_of(store._shard(table.id)), table.id)) == table.version
 
 
 async def test_s4_a_table_the_worker_fails_on_leaves_the_others_moving(store, store_factory):
