@@ -230,7 +230,7 @@ class Match:
             self.errors.append((status, body))
             if status in (503, 0, 429):
                 assert time.monotonic() < deadline, f"no answer but {status} {body} for {timeout} s"
-                await asyncio.sleep(0.2)
+                await asyncio.sleep(max(0.2, float(body.get("retry_after") or 0)) if status == 429 else 0.2)
                 continue
             if status == 409 and body.get("error") == "stale":  # an earlier try was committed after all
                 again = await self._table(timeout)
@@ -302,11 +302,11 @@ async def _play(game: str, n: int, failover: bool = False) -> None:
         if failover:
             assert supervisor is not None
             await supervisor
-            # Whatever the players were told meanwhile was short and clear: "unavailable, try
-            # again" (the cluster client often rides out the failover within its own retries).
-            assert all(st == 503 and b.get("error") == "unavailable" for st, b in m.errors), m.errors
-        else:
-            assert m.errors == []
+        # Whatever the players were told was short and clear: during a failover "unavailable,
+        # try again" (the cluster client often rides out the failover within its own retries);
+        # and a script playing faster than a person may be told to slow down (it waits, retries).
+        allowed = {(429, "too_fast"), *([(503, "unavailable")] if failover else [])}
+        assert all((st, b.get("error")) in allowed for st, b in m.errors), m.errors
 
 
 async def test_a_prsi_match_across_two_processes_is_applied_once_seen_in_order_and_rated_once():
