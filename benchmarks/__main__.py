@@ -3,6 +3,9 @@
 Exits 1 when Prší's random playouts are slower than 3× RLCard's UNO or Penki's than
 2.5× (actions per CPU second, alternating rounds of one run), or when that
 comparison could not be made; ``--quick`` shortens every budget.
+The service section adds a cluster column (2 processes on a 3-primary + 3-replica Redis
+Cluster on loopback, beside one Redis) when ``redis-server`` and ``redis-cli`` are
+installed, or with ``--cluster``; ``--no-cluster`` skips it.
 ``--only players`` runs the computer levels' round robins (:mod:`benchmarks.players`;
 ``--matches`` per game, 2,000 by default).
 """

@@ -1139,8 +1139,9 @@ class ServiceBench:
         return results
 
     async def _closed_runs(self, env: dict[str, str], telegram: FakeTelegram, n: int, backend: str,
-                           tag: str) -> list[dict[str, Any]]:
+                           round_: int) -> list[dict[str, Any]]:
         """``n`` service processes on ``env``'s Redis, one closed-loop run per table count."""
+        tag = f"-{'cluster' if backend == 'cluster' else 'single'}-r{round_}"
         services = start_services(n, env, self.log_level, tag)
         out = []
         try:
@@ -1149,9 +1150,9 @@ class ServiceBench:
             for m in self.tables:
                 res = await LoadRun(self, services, m, seconds=self.seconds, warmup=self.warmup,
                                     label=f"closed-{backend}").execute()
-                res["backend"] = backend
+                res["backend"], res["round"] = backend, round_
                 out.append(res)
-                _progress(f"service {n}p {m} tables, {backend}", res)
+                _progress(f"service {n}p {m} tables, {backend}, round {round_ + 1}", res)
         finally:
             stop_services(services)
         return out
@@ -1177,7 +1178,7 @@ class ServiceBench:
         n = 2
         single = {"redis": self.redis, "sends": self.sends, "store": self.store, "scan": self.scan_clients}
         out: dict[str, Any] = {"processes": n, "rounds": self.cluster_rounds, "runs": [],
-                               "single_runs": [dict(r, backend="one Redis") for r in results["runs"]
+                               "single_runs": [dict(r, backend="one Redis", round=0) for r in results["runs"]
                                                if r["processes"] == n]}
         nodes, root, url = await asyncio.to_thread(rc.start_cluster, 3, 1)
         clients: list[Any] = []
@@ -1204,10 +1205,10 @@ class ServiceBench:
                     if r > 0:  # one Redis again, then the cluster: load drifts hit both
                         self.redis, self.sends, self.store = single["redis"], single["sends"], single["store"]
                         self.scan_clients, self.cluster_clients = single["scan"], None
-                        out["single_runs"] += await self._closed_runs(env, telegram, n, "one Redis", f"-r{r}")
+                        out["single_runs"] += await self._closed_runs(env, telegram, n, "one Redis", r)
                     self.redis, self.sends, self.store = primaries[0], counter, cstore
                     self.scan_clients, self.cluster_clients = primaries, (primaries, replicas)
-                    out["runs"] += await self._closed_runs(cenv, telegram, n, "cluster", f"-cluster-r{r}")
+                    out["runs"] += await self._closed_runs(cenv, telegram, n, "cluster", r)
         finally:
             self.redis, self.sends, self.store = single["redis"], single["sends"], single["store"]
             self.scan_clients, self.cluster_clients = single["scan"], None
@@ -1352,6 +1353,12 @@ def cluster_comparison(cluster: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def in_order(cluster: dict[str, Any]) -> list[dict[str, Any]]:
+    """The comparison's runs as they ran: round by round, one Redis before the cluster."""
+    runs = cluster.get("single_runs", []) + cluster.get("runs", [])
+    return sorted(runs, key=lambda r: (r.get("round", 0), r.get("backend") == "cluster"))
+
+
 def cluster_rows(cluster: dict[str, Any] | None) -> list[tuple[str, str, str]]:
     """The summary rows of the cluster column (``--cluster``): each run, then cluster ÷ one Redis."""
     if not cluster:
@@ -1360,18 +1367,20 @@ def cluster_rows(cluster: dict[str, Any] | None) -> list[tuple[str, str, str]]:
         return [("service", "cluster (2 processes, 3 primaries + 3 replicas)",
                  str(cluster.get("skipped") or cluster.get("error")))]
     rows = []
-    for r in cluster.get("runs", []):
+    for r in in_order(cluster):
         figs = (f"{r['moves_per_s']} moves/s, p50/p95/p99 {r['p50_ms']}/{r['p95_ms']}/{r['p99_ms']} ms, "
-                f"CPU {r['server_cpu_ms_per_move']} ms/move, {r['redis_round_trips_per_move']} round trips/move "
-                f"on the primaries ({r.get('wait_per_move')} WAIT/move; replicas {r.get('replica_reads_per_move')} "
-                f"reads/move)")
+                f"CPU {r['server_cpu_ms_per_move']} ms/move, {r['redis_round_trips_per_move']} round trips/move")
+        if r.get("backend") == "cluster":
+            figs += (f" on the primaries ({r.get('wait_per_move')} WAIT/move; replicas "
+                     f"{r.get('replica_reads_per_move')} reads/move)")
         if r.get("rejected"):
             figs += f", rejected {r['rejected']}"
         if r.get("errors"):
             figs += f", errors {r['errors']}"
         if r.get("undelivered") or r.get("out_of_order"):
             figs += f", undelivered {r['undelivered']}, out of order {r['out_of_order']}"
-        rows.append(("service", f"{r['processes']}p × {r['tables']} tables on the cluster", figs))
+        where = "on the cluster" if r.get("backend") == "cluster" else "on one Redis"
+        rows.append(("service", f"{r['processes']}p × {r['tables']} tables {where}, round {r.get('round', 0) + 1}", figs))
     for c in cluster_comparison(cluster):
         rows.append(("service", f"cluster ÷ one Redis, 2p × {c['tables']} tables",
                      f"moves/s {_fmt_ratio(c.get('moves_ratio'))} ({_r1(c['cluster_moves_per_s'])} vs "
@@ -1414,12 +1423,12 @@ def markdown(results: dict[str, Any], when: str = "", machine: str = "") -> str:
     if cluster.get("runs"):
         lines += ["", f"Cluster column: {cluster.get('processes', 2)} processes on {cluster.get('topology', 'a cluster')} "
                   f"({cluster.get('server')}); one Redis and cluster runs in the order listed.", "",
-                  "| backend | tables | moves/s | p50 / p95 / p99 ms | server CPU ms/move (net of idle) "
+                  "| round | backend | tables | moves/s | p50 / p95 / p99 ms | server CPU ms/move (net of idle) "
                   "| round trips/move, primaries (net of idle) | WAIT/move | replica reads/move | rejected | undelivered |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
-        for r in cluster.get("single_runs", []) + cluster["runs"]:
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in in_order(cluster):
             rej = sum((r.get("rejected") or {}).values())
-            lines.append(f"| {r.get('backend')} | {r['tables']} | {r['moves_per_s']} | {r['p50_ms']} / {r['p95_ms']} / "
+            lines.append(f"| {r.get('round', 0) + 1} | {r.get('backend')} | {r['tables']} | {r['moves_per_s']} | {r['p50_ms']} / {r['p95_ms']} / "
                          f"{r['p99_ms']} | {r['server_cpu_ms_per_move']} ({r.get('server_cpu_ms_per_move_net')}) "
                          f"| {r['redis_round_trips_per_move']} ({r.get('redis_round_trips_per_move_net')}) "
                          f"| {r.get('wait_per_move', '–')} | {r.get('replica_reads_per_move', '–')} "

@@ -54,18 +54,21 @@ def test_summary_shows_the_cluster_column_beside_one_redis():
     service_results = dict(SERVICE, runs=[dict(SERVICE["runs"][0], undelivered=0)], cluster={
         "processes": 2, "topology": "3 primaries + 3 replicas", "server": "7.0",
         # two alternating rounds: the means (100, 120 → 110 moves/s; 2.0, 2.4 → 2.2 ms) are compared
-        "single_runs": [_run_row("one Redis", 100.0, 2.0), _run_row("one Redis", 120.0, 2.4)],
-        "runs": [cluster_run, dict(cluster_run, moves_per_s=96.0, server_cpu_ms_per_move=3.6)],
+        "single_runs": [dict(_run_row("one Redis", 100.0, 2.0), round=0), dict(_run_row("one Redis", 120.0, 2.4), round=1)],
+        "runs": [dict(cluster_run, round=0), dict(cluster_run, moves_per_s=96.0, server_cpu_ms_per_move=3.6, round=1)],
     })
     results = run(_args())
     del results["memory"]
     results["service"] = service_results
     text = table(results)
-    assert "2p × 30 tables on the cluster" in text and "1.0 WAIT/move" in text
+    assert "2p × 30 tables on the cluster, round 2" in text and "1.0 WAIT/move" in text
+    assert "2p × 30 tables on one Redis, round 2" in text
     assert "moves/s 0.8× (88.0 vs 110.0)" in text  # (80 + 96) / 2 ÷ 110
     assert "CPU/move 1.5× (3.3 vs 2.2 ms)" in text
     md = markdown(service_results)
-    assert "| cluster | 30 | 96.0 |" in md and "| one Redis | 30 | 120.0 |" in md
+    assert "| 2 | cluster | 30 | 96.0 |" in md and "| 2 | one Redis | 30 | 120.0 |" in md
+    order = [md.index(f"| {k} | {b} | 30 |") for k, b in ((1, "one Redis"), (1, "cluster"), (2, "one Redis"), (2, "cluster"))]
+    assert order == sorted(order)  # as they ran: alternating
     assert "| 30 | 0.8× | 1.5× |" in md
 
 
