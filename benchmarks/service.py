@@ -840,6 +840,8 @@ class LoadRun:
         idle_s = i1["t"] - i0["t"]
         idle_reads_per_s = (i1["redis"]["reads"] - i0["redis"]["reads"] - (i1["own_sends"] - i0["own_sends"])) / idle_s
         idle_cpu_share = (i1["cpu"] - i0["cpu"]) / idle_s
+        idle_calls = {k: round((v - i0["redis"]["calls"].get(k, 0)) / idle_s, 1) for k, v in i1["redis"]["calls"].items()}
+        idle_calls = dict(sorted(((k, v) for k, v in idle_calls.items() if v > 0), key=lambda kv: -kv[1])[:8])
         out: dict[str, Any] = {
             "processes": len(self.services),
             "tables": self.tables,
@@ -859,6 +861,7 @@ class LoadRun:
             "server_cpu_ms_per_move_net": per_move(max(0.0, cpu - idle_cpu_share * seconds) * 1000),
             "idle_round_trips_per_s": round(idle_reads_per_s, 1),
             "idle_cpu_share": round(idle_cpu_share, 3),
+            "idle_calls_per_s": idle_calls,  # what the processes send with nobody moving (INFO commandstats)
             "redis_commands_per_move": per_move(commands),
             "redis_cpu_ms_per_move": per_move((after["redis"]["cpu"] - before["redis"]["cpu"]) * 1000),
             "redis_calls_per_move": {k: per_move(v) for k, v in list(calls.items())[:8]} if moves else {},
