@@ -101,12 +101,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def wants_cluster(args: argparse.Namespace) -> bool:
-    """The service's cluster column: ``--cluster``; by default on when ``redis-server`` and
-    ``redis-cli`` are installed (``--no-cluster`` turns it off)."""
+    """The service's cluster column: ``--cluster`` (which adds a one-Redis 2-process run when
+    ``--processes`` has none); by default on when ``redis-server`` and ``redis-cli`` are
+    installed and 2 processes are among ``--processes`` (``--no-cluster`` turns it off)."""
     choice = getattr(args, "cluster", None)
     if choice is not None:
         return choice
-    return shutil.which("redis-server") is not None and shutil.which("redis-cli") is not None
+    return (2 in getattr(args, "processes", ()) and shutil.which("redis-server") is not None
+            and shutil.which("redis-cli") is not None)
 
 
 def _guard_factory(factory, *args):
@@ -206,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cluster", action=argparse.BooleanOptionalAction, default=None,
                         help="service: also run 2 processes on a 3-primary + 3-replica Redis Cluster on loopback "
                              "(scripts/redis_cluster.py), beside one Redis (default: on when redis-server and "
-                             "redis-cli are installed)")
+                             "redis-cli are installed and --processes includes 2)")
     parser.add_argument("--cluster-rounds", type=int, default=1,
                         help="service: one Redis / cluster rounds, alternating (default %(default)s)")
     parser.add_argument("--service-profile", default=None, metavar="DIR",

@@ -77,3 +77,15 @@ def test_summary_says_why_there_is_no_cluster_column():
     del results["memory"]
     results["service"] = dict(SERVICE, cluster={"error": "ClusterError: no free ports"})
     assert "ClusterError: no free ports" in table(results)
+
+
+def test_the_cluster_column_is_asked_for_or_follows_the_process_counts(monkeypatch):
+    from benchmarks import __main__ as bench
+
+    monkeypatch.setattr(bench.shutil, "which", lambda name: f"/usr/bin/{name}")
+    assert bench.wants_cluster(_args(processes=[1, 2, 4]))
+    assert not bench.wants_cluster(_args(processes=[1]))  # no one-Redis 2-process run to stand beside
+    assert bench.wants_cluster(_args(processes=[1], cluster=True))
+    assert not bench.wants_cluster(_args(processes=[2], cluster=False))
+    monkeypatch.setattr(bench.shutil, "which", lambda name: None)
+    assert not bench.wants_cluster(_args(processes=[2]))  # no redis-server: no cluster
