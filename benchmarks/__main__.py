@@ -3,6 +3,9 @@
 Exits 1 when Prší's random playouts are slower than 3× RLCard's UNO or Penki's than
 2.5× (actions per CPU second, alternating rounds of one run), or when that
 comparison could not be made; ``--quick`` shortens every budget.
+The service section adds a cluster column (2 processes on a 3-primary + 3-replica Redis
+Cluster on loopback, beside one Redis) when ``redis-server`` and ``redis-cli`` are
+installed, or with ``--cluster``; ``--no-cluster`` skips it.
 ``--only players`` runs the computer levels' round robins (:mod:`benchmarks.players`;
 ``--matches`` per game, 2,000 by default).
 """
@@ -14,6 +17,7 @@ import asyncio
 import json
 import os
 import platform
+import shutil
 import sys
 import traceback
 from datetime import UTC, datetime
@@ -89,10 +93,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             service.measure, redis_url=args.service_redis_url, tables=tuple(args.tables),
             processes=tuple(args.processes),
             seconds=service_seconds, warmup=min(service.WARMUP, service_seconds),
-            overload=not args.no_overload, memory=not args.no_table_memory, profile=getattr(args, "service_profile", None))
+            overload=not args.no_overload, memory=not args.no_table_memory, profile=getattr(args, "service_profile", None),
+            cluster=wants_cluster(args), cluster_rounds=getattr(args, "cluster_rounds", 1))
     if "players" in only:
         out["players"] = _guard(players.measure, args.matches, args.jobs, raw=args.players_raw)
     return out
+
+
+def wants_cluster(args: argparse.Namespace) -> bool:
+    """The service's cluster column: ``--cluster`` (which adds a one-Redis 2-process run when
+    ``--processes`` has none); by default on when ``redis-server`` and ``redis-cli`` are
+    installed and 2 processes are among ``--processes`` (``--no-cluster`` turns it off)."""
+    choice = getattr(args, "cluster", None)
+    if choice is not None:
+        return choice
+    return (2 in getattr(args, "processes", ()) and shutil.which("redis-server") is not None
+            and shutil.which("redis-cli") is not None)
 
 
 def _guard_factory(factory, *args):
@@ -189,6 +205,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-overload", action="store_true", help="service: skip the overload runs")
     parser.add_argument("--no-table-memory", action="store_true",
                         help="service: skip playing tables to the end for Redis bytes per table")
+    parser.add_argument("--cluster", action=argparse.BooleanOptionalAction, default=None,
+                        help="service: also run 2 processes on a 3-primary + 3-replica Redis Cluster on loopback "
+                             "(scripts/redis_cluster.py), beside one Redis (default: on when redis-server and "
+                             "redis-cli are installed and --processes includes 2)")
+    parser.add_argument("--cluster-rounds", type=int, default=1,
+                        help="service: one Redis / cluster rounds, alternating (default %(default)s)")
     parser.add_argument("--service-profile", default=None, metavar="DIR",
                         help="service: py-spy (when installed) records each service process over each measured "
                              "window into DIR as raw collapsed stacks")

@@ -31,6 +31,14 @@ What it does, end to end, on loopback only:
   same Redis, from as many client processes as service processes.
 * **Overload.** At the largest table count, moves paced as a Poisson stream at twice
   the saturating rate (the best closed-loop moves/s of that process count).
+* **Cluster** (``--cluster``, when ``redis-server`` and ``redis-cli`` are installed). In the
+  same run, a Redis Cluster of 3 primaries with one replica each on free loopback ports
+  (``scripts/redis_cluster.py``'s :func:`start_cluster`, stopped by pid afterwards), and the
+  service as 2 processes on it (``REDIS_URL=redis+cluster://…``; a commit also waits for a
+  replica, ``WAIT 1``), the same load and columns as the one-Redis 2-process runs; round
+  trips and commands per move summed over every primary's ``INFO``, the replicas' apart
+  (they take no client requests; the primaries' ``WAIT`` calls are reported per move).
+  ``cluster_rounds`` > 1 alternates: one Redis, cluster, one Redis, cluster …
 * **Memory.** Redis bytes per finished table (``MEMORY USAGE`` of every key under the
   table's hash tag) for Prší tables finished during the runs, and for Prší and Penki
   tables played to the end through the service.
@@ -164,20 +172,72 @@ class PrivateRedis:
                 self.proc.wait(5)
 
 
-def counting_redis(url: str) -> tuple[Any, list[int]]:
-    """A ``redis.asyncio.Redis`` on ``url`` whose sends are counted (one per command or
-    pipeline, i.e. per round trip): returns ``(client, counter)``, ``counter[0]`` the count."""
-    from redis.asyncio import Redis
+def _counting_connection(counter: list[int]) -> type:
+    """A redis-py asyncio ``Connection`` class adding 1 to ``counter[0]`` per send (round trip)."""
     from redis.asyncio.connection import Connection
-
-    counter = [0]
 
     class CountingConnection(Connection):
         async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
             counter[0] += 1
             await super().send_packed_command(command, check_health)
 
-    return Redis.from_url(url, connection_class=CountingConnection, max_connections=64), counter
+    return CountingConnection
+
+
+def counting_redis(url: str) -> tuple[Any, list[int]]:
+    """A ``redis.asyncio.Redis`` on ``url`` whose sends are counted (one per command or
+    pipeline, i.e. per round trip): returns ``(client, counter)``, ``counter[0]`` the count."""
+    from redis.asyncio import Redis
+
+    counter = [0]
+    return Redis.from_url(url, connection_class=_counting_connection(counter), max_connections=64), counter
+
+
+def counting_cluster_nodes(counter: list[int]) -> contextlib.AbstractContextManager:
+    """While entered, every command or pipeline a cluster client of this process sends to
+    one node (``ClusterNode.execute_command`` / ``execute_pipeline``: one round trip) adds 1
+    to ``counter[0]`` (the load generator's own traffic on the cluster, subtracted)."""
+    from redis.asyncio.cluster import ClusterNode
+
+    @contextlib.contextmanager
+    def patched():
+        command, pipeline = ClusterNode.execute_command, ClusterNode.execute_pipeline
+
+        async def counted_command(self, *args, **kwargs):
+            counter[0] += 1
+            return await command(self, *args, **kwargs)
+
+        async def counted_pipeline(self, *args, **kwargs):
+            counter[0] += 1
+            return await pipeline(self, *args, **kwargs)
+
+        ClusterNode.execute_command, ClusterNode.execute_pipeline = counted_command, counted_pipeline
+        try:
+            yield
+        finally:
+            ClusterNode.execute_command, ClusterNode.execute_pipeline = command, pipeline
+
+    return patched()
+
+
+class _Sum:
+    """``[0]`` is the sum of several one-item counters (``counter[0]`` as :func:`counting_redis`'s)."""
+
+    def __init__(self, counters: list[list[int]]) -> None:
+        self.counters = counters
+
+    def __getitem__(self, i: int) -> int:
+        return sum(c[i] for c in self.counters)
+
+
+def add_counts(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The sum of several :func:`redis_counts` (one per primary of a cluster)."""
+    calls: dict[str, int] = {}
+    for part in parts:
+        for k, v in part["calls"].items():
+            calls[k] = calls.get(k, 0) + v
+    return {"reads": sum(p["reads"] for p in parts), "commands": sum(p["commands"] for p in parts),
+            "calls": calls, "cpu": sum(p["cpu"] for p in parts)}
 
 
 async def redis_counts(redis: Any) -> dict[str, Any]:
@@ -286,12 +346,12 @@ class Service:
         return self.proc.pid
 
 
-def start_services(count: int, env: dict[str, str], log_level: str) -> list[Service]:
+def start_services(count: int, env: dict[str, str], log_level: str, tag: str = "") -> list[Service]:
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     services = []
     for i in range(count):
         port = free_port()
-        log_path = LOG_DIR / f"webapp-{count}p-{i}.log"
+        log_path = LOG_DIR / f"webapp-{count}p{tag}-{i}.log"
         penv = {**env, "PORT": str(port),
                 "WEBHOOK_URL": f"http://127.0.0.1:{port}/telegram/webhook",
                 "PUBLIC_URL": f"http://127.0.0.1:{port}"}
@@ -780,6 +840,8 @@ class LoadRun:
         idle_s = i1["t"] - i0["t"]
         idle_reads_per_s = (i1["redis"]["reads"] - i0["redis"]["reads"] - (i1["own_sends"] - i0["own_sends"])) / idle_s
         idle_cpu_share = (i1["cpu"] - i0["cpu"]) / idle_s
+        idle_calls = {k: round((v - i0["redis"]["calls"].get(k, 0)) / idle_s, 1) for k, v in i1["redis"]["calls"].items()}
+        idle_calls = dict(sorted(((k, v) for k, v in idle_calls.items() if v > 0), key=lambda kv: -kv[1])[:8])
         out: dict[str, Any] = {
             "processes": len(self.services),
             "tables": self.tables,
@@ -799,6 +861,7 @@ class LoadRun:
             "server_cpu_ms_per_move_net": per_move(max(0.0, cpu - idle_cpu_share * seconds) * 1000),
             "idle_round_trips_per_s": round(idle_reads_per_s, 1),
             "idle_cpu_share": round(idle_cpu_share, 3),
+            "idle_calls_per_s": idle_calls,  # what the processes send with nobody moving (INFO commandstats)
             "redis_commands_per_move": per_move(commands),
             "redis_cpu_ms_per_move": per_move((after["redis"]["cpu"] - before["redis"]["cpu"]) * 1000),
             "redis_calls_per_move": {k: per_move(v) for k, v in list(calls.items())[:8]} if moves else {},
@@ -813,6 +876,11 @@ class LoadRun:
             "unconnected_seats": unconnected,
             "load": load_average(),
         }
+        if "replicas" in after["redis"]:  # the cluster: primaries above; replicas take no requests
+            ra, rb = after["redis"]["replicas"], before["redis"]["replicas"]
+            out["replica_reads_per_move"] = per_move(ra["reads"] - rb["reads"])
+            out["replica_cpu_ms_per_move"] = per_move((ra["cpu"] - rb["cpu"]) * 1000)
+            out["wait_per_move"] = per_move(calls.get("wait", 0))
         if self.pace_per_table:
             out["offered_per_s"] = round(st.offered / seconds, 1) if seconds else None
         if self.table_bytes:
@@ -900,7 +968,7 @@ class ServiceBench:
 
     def __init__(self, *, redis_url: str | None, tables: tuple[int, ...], processes: tuple[int, ...],
                  seconds: float, warmup: float, overload: bool, memory: bool, log_level: str,
-                 profile: str | None = None) -> None:
+                 profile: str | None = None, cluster: bool = False, cluster_rounds: int = 1) -> None:
         self.redis_url_opt = redis_url
         self.tables = tables
         self.processes = processes
@@ -916,6 +984,12 @@ class ServiceBench:
         self._next_user = 7_100_000_000 + random.randint(0, 10**6) * 1000
         self._next_chat = 1
         self.session: Any = None
+        self.cluster = cluster
+        self.cluster_rounds = max(1, cluster_rounds)
+        self.redis: Any = None
+        self.scan_clients: list[Any] = []
+        # on the cluster: plain clients to its (primaries, replicas), counted in self.sends
+        self.cluster_clients: tuple[list[Any], list[Any]] | None = None
 
     def init_data(self, user_id: int, name: str) -> str:
         if user_id not in self._init:
@@ -941,17 +1015,27 @@ class ServiceBench:
     async def table_bytes(self, table_id: str) -> dict[str, int]:
         """``MEMORY USAGE`` of every key under the table's hash tag, by key kind, and the total."""
         out: dict[str, int] = {}
-        async for key in self.redis.scan_iter(match=f"{self.prefix}:{{g:{table_id}}}:*", count=200):
-            size = await self.redis.memory_usage(key, samples=0) or 0
-            kind = key.decode().rsplit("}:", 1)[-1].split(":")[0]
-            out[kind] = out.get(kind, 0) + size
+        version = None
+        for client in self.scan_clients:  # one Redis, or every primary of the cluster (one has the tag's slot)
+            found = False
+            async for key in client.scan_iter(match=f"{self.prefix}:{{g:{table_id}}}:*", count=200):
+                found = True
+                size = await client.memory_usage(key, samples=0) or 0
+                kind = key.decode().rsplit("}:", 1)[-1].split(":")[0]
+                out[kind] = out.get(kind, 0) + size
+            if found:
+                version = await client.hget(f"{self.prefix}:{{g:{table_id}}}:table", "version")
         out["total"] = sum(out.values())
-        version = await self.redis.hget(f"{self.prefix}:{{g:{table_id}}}:table", "version")
         out["moves"] = int(version) if version else 0
         return out
 
     async def sample(self, services: list[Service]) -> dict[str, Any]:
-        counts = await redis_counts(self.redis)
+        if self.cluster_clients:
+            primaries, replicas = self.cluster_clients
+            counts = add_counts([await redis_counts(c) for c in primaries])
+            counts["replicas"] = add_counts([await redis_counts(c) for c in replicas])
+        else:
+            counts = await redis_counts(self.redis)
         cpu = 0.0
         for svc in services:
             cpu += cpu_seconds(svc.pid) or 0.0
@@ -980,6 +1064,7 @@ class ServiceBench:
             except Exception:
                 await asyncio.sleep(0.05)
         self.store = Store(self.redis, prefix=self.prefix)
+        self.scan_clients = [self.redis]
         telegram = await FakeTelegram().start()
         env = {**os.environ, "BOT_TOKEN": self.token, "REDIS_URL": url, "KARTY_PREFIX": self.prefix,
                "TELEGRAM_API_URL": telegram.url, "BOT_USERNAME": "karty_bench_bot",
@@ -994,6 +1079,8 @@ class ServiceBench:
             "load_before": load_average(),
             "runs": [], "overload": [], "floor": [], "start": [], "memory": {},
         }
+        if self.cluster:
+            results["cluster"] = {"runs": []}
         connector = aiohttp.TCPConnector(limit=0, force_close=False)
         self.session = aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=60))
         try:
@@ -1031,6 +1118,14 @@ class ServiceBench:
                 floor = await raw_cas(url, self.prefix, n, max(self.tables), self.seconds, doc_bytes)
                 results["floor"].append(floor)
                 _progress(f"raw CAS {n} client processes", floor)
+            if self.cluster:
+                try:
+                    results["cluster"] = await self._cluster(env, telegram, results)
+                except Exception as exc:  # the one-Redis figures still stand
+                    import traceback
+
+                    traceback.print_exc(file=sys.stderr)
+                    results["cluster"] = {"error": f"{type(exc).__name__}: {exc}"}
             results["telegram_calls"] = telegram.calls
         finally:
             await self.session.close()
@@ -1045,6 +1140,89 @@ class ServiceBench:
             results["keys_cleaned"] = deleted
         results["load_after"] = load_average()
         return results
+
+    async def _closed_runs(self, env: dict[str, str], telegram: FakeTelegram, n: int, backend: str,
+                           round_: int) -> list[dict[str, Any]]:
+        """``n`` service processes on ``env``'s Redis, one closed-loop run per table count."""
+        tag = f"-{'cluster' if backend == 'cluster' else 'single'}-r{round_}"
+        services = start_services(n, env, self.log_level, tag)
+        out = []
+        try:
+            await wait_ready(self.session, services)
+            await wait_bot(telegram, services)
+            for m in self.tables:
+                res = await LoadRun(self, services, m, seconds=self.seconds, warmup=self.warmup,
+                                    label=f"closed-{backend}").execute()
+                res["backend"], res["round"] = backend, round_
+                out.append(res)
+                _progress(f"service {n}p {m} tables, {backend}, round {round_ + 1}", res)
+        finally:
+            stop_services(services)
+        return out
+
+    async def _cluster(self, env: dict[str, str], telegram: FakeTelegram, results: dict[str, Any]) -> dict[str, Any]:
+        """The cluster column (module docstring): 2 processes on 3 primaries + 3 replicas.
+
+        Round 1 sets the cluster beside the one-Redis 2-process runs made just before; each
+        further round runs one Redis, then the cluster, again. The cluster is thrown away
+        afterwards (every node stopped by pid, its directory removed)."""
+        if not shutil.which("redis-server") or not shutil.which("redis-cli"):
+            return {"skipped": "redis-server and redis-cli are needed for the cluster column"}
+        import importlib.util
+
+        from redis.asyncio import Redis
+
+        from store import Store
+
+        path = Path(__file__).resolve().parents[1] / "scripts" / "redis_cluster.py"
+        spec = importlib.util.spec_from_file_location("karty_redis_cluster", path)
+        rc = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(rc)
+        n = 2
+        single = {"redis": self.redis, "sends": self.sends, "store": self.store, "scan": self.scan_clients}
+        out: dict[str, Any] = {"processes": n, "rounds": self.cluster_rounds, "runs": [],
+                               "single_runs": [dict(r, backend="one Redis", round=0) for r in results["runs"]
+                                               if r["processes"] == n]}
+        nodes, root, url = await asyncio.to_thread(rc.start_cluster, 3, 1)
+        clients: list[Any] = []
+        cstore = None
+        routed = [0]  # the cluster client's own sends (all to primaries)
+        counters: list[list[int]] = []
+        try:
+            out["topology"] = "3 primaries + 3 replicas, " + url
+            for node in nodes:
+                counters.append([0])
+                clients.append(Redis.from_url(f"redis://127.0.0.1:{node.port}",
+                                              connection_class=_counting_connection(counters[-1])))
+            roles = [(await c.info("replication")).get("role") for c in clients]
+            primaries = [c for c, r in zip(clients, roles, strict=True) if r == "master"]
+            replicas = [c for c, r in zip(clients, roles, strict=True) if r != "master"]
+            # what this process sends to the primaries: its INFO samples and its table creations
+            counter = _Sum([routed, *(k for k, r in zip(counters, roles, strict=True) if r == "master")])
+            out["server"] = await redis_server_info(primaries[0])
+            cenv = {**env, "REDIS_URL": url}
+            cstore = Store.from_url(url, prefix=self.prefix)
+            with counting_cluster_nodes(routed):
+                await cstore.warm()
+                for r in range(self.cluster_rounds):
+                    if r > 0:  # one Redis again, then the cluster: load drifts hit both
+                        self.redis, self.sends, self.store = single["redis"], single["sends"], single["store"]
+                        self.scan_clients, self.cluster_clients = single["scan"], None
+                        out["single_runs"] += await self._closed_runs(env, telegram, n, "one Redis", r)
+                    self.redis, self.sends, self.store = primaries[0], counter, cstore
+                    self.scan_clients, self.cluster_clients = primaries, (primaries, replicas)
+                    out["runs"] += await self._closed_runs(cenv, telegram, n, "cluster", r)
+        finally:
+            self.redis, self.sends, self.store = single["redis"], single["sends"], single["store"]
+            self.scan_clients, self.cluster_clients = single["scan"], None
+            if cstore is not None:
+                with contextlib.suppress(Exception):
+                    await cstore.close()
+            for c in clients:
+                with contextlib.suppress(Exception):
+                    await c.aclose()
+            await asyncio.to_thread(rc.stop_cluster, nodes, root)
+        return out
 
     async def _doc_bytes(self) -> int:
         """The size of a fresh Prší table's Redis document (the raw CAS writes one as big)."""
@@ -1106,11 +1284,14 @@ def _progress(what: str, data: dict[str, Any]) -> None:
 def measure(*, redis_url: str | None = None, tables: tuple[int, ...] = TABLES,
             processes: tuple[int, ...] = PROCESSES, seconds: float = SECONDS, warmup: float = WARMUP,
             overload: bool = True, memory: bool = True, log_level: str = "WARNING",
-            profile: str | None = None) -> dict[str, Any]:
-    """Run the service benchmark (module docstring) and return its figures."""
+            profile: str | None = None, cluster: bool = False, cluster_rounds: int = 1) -> dict[str, Any]:
+    """Run the service benchmark (module docstring) and return its figures; ``cluster`` adds
+    the 2-process cluster column (and a one-Redis 2-process run when ``processes`` lacks 2)."""
+    if cluster and 2 not in processes:
+        processes = (*processes, 2)
     bench = ServiceBench(redis_url=redis_url, tables=tables, processes=processes, seconds=seconds,
                          warmup=warmup, overload=overload, memory=memory, log_level=log_level,
-                         profile=profile)
+                         profile=profile, cluster=cluster, cluster_rounds=cluster_rounds)
     return asyncio.run(bench.run())
 
 
@@ -1141,6 +1322,7 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
         if r.get("undelivered") or r.get("out_of_order"):
             figs += f", undelivered {r['undelivered']}, out of order {r['out_of_order']}"
         rows.append(("service", name, figs))
+    rows += cluster_rows(results.get("cluster"))
     for f in results.get("floor", []):
         rows.append(("service", f"raw CAS, {f['processes']} client process(es)",
                      f"{f['cas_per_s']} CAS/s, p50 {f['p50_ms']} ms, p99 {f['p99_ms']} ms ({f['doc_bytes']} B doc)"))
@@ -1149,6 +1331,77 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
                      f"{m['bytes_median']} B median of {m['finished']}/{m['of']}, {m.get('moves_median')} moves "
                      f"({m.get('bytes_per_move')} B/move; {m['by_key_median']})"))
     return rows
+
+
+def _mean(values: list[float]) -> float | None:
+    values = [v for v in values if v is not None]
+    return statistics.fmean(values) if values else None
+
+
+def cluster_comparison(cluster: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per table count: the cluster's mean moves/s and server CPU ms/move over its runs, and the
+    same of the one-Redis 2-process runs of the same run, with cluster ÷ one Redis ratios."""
+    out = []
+    for tables in sorted({r["tables"] for r in cluster.get("runs", [])}):
+        row: dict[str, Any] = {"tables": tables}
+        for key, runs in (("cluster", cluster.get("runs", [])), ("single", cluster.get("single_runs", []))):
+            mine = [r for r in runs if r["tables"] == tables]
+            row[f"{key}_moves_per_s"] = _mean([r.get("moves_per_s") for r in mine])
+            row[f"{key}_cpu_ms"] = _mean([r.get("server_cpu_ms_per_move") for r in mine])
+        if row["single_moves_per_s"] and row["cluster_moves_per_s"] is not None:
+            row["moves_ratio"] = round(row["cluster_moves_per_s"] / row["single_moves_per_s"], 2)
+        if row["single_cpu_ms"] and row["cluster_cpu_ms"] is not None:
+            row["cpu_ratio"] = round(row["cluster_cpu_ms"] / row["single_cpu_ms"], 2)
+        out.append(row)
+    return out
+
+
+def in_order(cluster: dict[str, Any]) -> list[dict[str, Any]]:
+    """The comparison's runs as they ran: round by round, one Redis before the cluster."""
+    runs = cluster.get("single_runs", []) + cluster.get("runs", [])
+    return sorted(runs, key=lambda r: (r.get("round", 0), r.get("backend") == "cluster"))
+
+
+def cluster_rows(cluster: dict[str, Any] | None) -> list[tuple[str, str, str]]:
+    """The summary rows of the cluster column (``--cluster``): each run, then cluster ÷ one Redis."""
+    if not cluster:
+        return []
+    if "skipped" in cluster or "error" in cluster:
+        return [("service", "cluster (2 processes, 3 primaries + 3 replicas)",
+                 str(cluster.get("skipped") or cluster.get("error")))]
+    rows = []
+    for r in in_order(cluster):
+        figs = (f"{r['moves_per_s']} moves/s, p50/p95/p99 {r['p50_ms']}/{r['p95_ms']}/{r['p99_ms']} ms, "
+                f"CPU {r['server_cpu_ms_per_move']} ms/move, {r['redis_round_trips_per_move']} round trips/move")
+        if r.get("backend") == "cluster":
+            figs += (f" on the primaries ({r.get('wait_per_move')} WAIT/move; replicas "
+                     f"{r.get('replica_reads_per_move')} reads/move)")
+        if r.get("rejected"):
+            figs += f", rejected {r['rejected']}"
+        if r.get("errors"):
+            figs += f", errors {r['errors']}"
+        if r.get("undelivered") or r.get("out_of_order"):
+            figs += f", undelivered {r['undelivered']}, out of order {r['out_of_order']}"
+        where = "on the cluster" if r.get("backend") == "cluster" else "on one Redis"
+        rows.append(("service", f"{r['processes']}p × {r['tables']} tables {where}, round {r.get('round', 0) + 1}", figs))
+    for c in cluster_comparison(cluster):
+        rows.append(("service", f"cluster ÷ one Redis, 2p × {c['tables']} tables",
+                     f"moves/s {_fmt_ratio(c.get('moves_ratio'))} ({_r1(c['cluster_moves_per_s'])} vs "
+                     f"{_r1(c['single_moves_per_s'])}), CPU/move {_fmt_ratio(c.get('cpu_ratio'))} "
+                     f"({_r3(c['cluster_cpu_ms'])} vs {_r3(c['single_cpu_ms'])} ms)"))
+    return rows
+
+
+def _fmt_ratio(x: float | None) -> str:
+    return "–" if x is None else f"{x}×"
+
+
+def _r1(x: float | None) -> float | None:
+    return None if x is None else round(x, 1)
+
+
+def _r3(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
 
 
 def markdown(results: dict[str, Any], when: str = "", machine: str = "") -> str:
@@ -1169,6 +1422,25 @@ def markdown(results: dict[str, Any], when: str = "", machine: str = "") -> str:
                      f"{r['p99_ms']} | {ratio} | {r['server_cpu_ms_per_move']} ({r.get('server_cpu_ms_per_move_net')}) "
                      f"| {r['redis_round_trips_per_move']} ({r.get('redis_round_trips_per_move_net')}) "
                      f"| {rej} | {r['undelivered']} |")
+    cluster = results.get("cluster") or {}
+    if cluster.get("runs"):
+        lines += ["", f"Cluster column: {cluster.get('processes', 2)} processes on {cluster.get('topology', 'a cluster')} "
+                  f"({cluster.get('server')}); one Redis and cluster runs in the order listed.", "",
+                  "| round | backend | tables | moves/s | p50 / p95 / p99 ms | server CPU ms/move (net of idle) "
+                  "| round trips/move, primaries (net of idle) | WAIT/move | replica reads/move | rejected | undelivered |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in in_order(cluster):
+            rej = sum((r.get("rejected") or {}).values())
+            lines.append(f"| {r.get('round', 0) + 1} | {r.get('backend')} | {r['tables']} | {r['moves_per_s']} | {r['p50_ms']} / {r['p95_ms']} / "
+                         f"{r['p99_ms']} | {r['server_cpu_ms_per_move']} ({r.get('server_cpu_ms_per_move_net')}) "
+                         f"| {r['redis_round_trips_per_move']} ({r.get('redis_round_trips_per_move_net')}) "
+                         f"| {r.get('wait_per_move', '–')} | {r.get('replica_reads_per_move', '–')} "
+                         f"| {rej} | {r['undelivered']} |")
+        lines += ["", "| tables | moves/s cluster ÷ one Redis | server CPU/move cluster ÷ one Redis |", "|---|---|---|"]
+        for c in cluster_comparison(cluster):
+            lines.append(f"| {c['tables']} | {_fmt_ratio(c.get('moves_ratio'))} | {_fmt_ratio(c.get('cpu_ratio'))} |")
+    elif cluster:
+        lines += ["", f"Cluster column: {cluster.get('skipped') or cluster.get('error')}"]
     lines += ["", "| raw CAS client processes | keys | CAS/s | p50 ms | p99 ms |", "|---|---|---|---|---|"]
     for f in results.get("floor", []):
         lines.append(f"| {f['processes']} | {f['keys']} | {f['cas_per_s']} | {f['p50_ms']} | {f['p99_ms']} |")

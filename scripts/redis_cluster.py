@@ -165,6 +165,52 @@ def cluster_ready(nodes: list[Node], primaries: int) -> bool:
     return masters == primaries
 
 
+class ClusterError(RuntimeError):
+    """The cluster could not be made (its nodes' last log lines are in the message)."""
+
+
+def start_cluster(primaries: int = 3, replicas: int = 1) -> tuple[list[Node], Path, str]:
+    """Start ``primaries × (1 + replicas)`` nodes on free loopback ports, join and wait for them.
+
+    Returns ``(nodes, root, url)``: the nodes, their temporary directory and the store's
+    ``redis+cluster://127.0.0.1:P1,...`` URL. Raises :class:`ClusterError` (after stopping
+    whatever it started) when the cluster could not be made. Stop it with :func:`stop_cluster`.
+    """
+    root = Path(tempfile.mkdtemp(prefix="karty-cluster-"))
+    nodes = [Node(p, root) for p in free_ports(primaries * (1 + replicas))]
+    try:
+        for n in nodes:
+            n.start()
+        for n in nodes:
+            wait_until(f"redis-server on {n.port}", lambda n=n: cli(n.port, "ping").strip() == "PONG", 20)
+        created = subprocess.run(
+            ["redis-cli", "--cluster", "create", *(f"{HOST}:{n.port}" for n in nodes),
+             "--cluster-replicas", str(replicas), "--cluster-yes"],
+            capture_output=True, text=True, timeout=60, check=False,
+        )
+        if created.returncode != 0:
+            raise RuntimeError(f"redis-cli --cluster create failed:\n{created.stdout}\n{created.stderr}")
+        wait_until("the cluster to be ok", lambda: cluster_ready(nodes, primaries), 60)
+    except BaseException as exc:
+        logs = [str(exc)]
+        for n in nodes:
+            log = n.dir / "redis.log"
+            if log.exists():
+                logs.append(f"--- {log} (last lines)\n" + "\n".join(log.read_text().splitlines()[-10:]))
+        stop_cluster(nodes, root)
+        if isinstance(exc, Exception):
+            raise ClusterError("\n".join(logs)) from exc
+        raise
+    return nodes, root, "redis+cluster://" + ",".join(f"{HOST}:{n.port}" for n in nodes)
+
+
+def stop_cluster(nodes: list[Node], root: Path) -> None:
+    """Stop every node by pid (:meth:`Node.stop`) and remove their directory."""
+    for n in nodes:
+        n.stop()
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--primaries", type=int, default=3)
@@ -182,31 +228,15 @@ def main(argv: list[str] | None = None) -> int:
         raise KeyboardInterrupt(f"signal {signum}")
 
     signal.signal(signal.SIGTERM, interrupted)
-    root = Path(tempfile.mkdtemp(prefix="karty-cluster-"))
-    nodes = [Node(p, root) for p in free_ports(args.primaries * (1 + args.replicas))]
     child: subprocess.Popen | None = None
     try:
-        try:
-            for n in nodes:
-                n.start()
-            for n in nodes:
-                wait_until(f"redis-server on {n.port}", lambda n=n: cli(n.port, "ping").strip() == "PONG", 20)
-            created = subprocess.run(
-                ["redis-cli", "--cluster", "create", *(f"{HOST}:{n.port}" for n in nodes),
-                 "--cluster-replicas", str(args.replicas), "--cluster-yes"],
-                capture_output=True, text=True, timeout=60, check=False,
-            )
-            if created.returncode != 0:
-                raise RuntimeError(f"redis-cli --cluster create failed:\n{created.stdout}\n{created.stderr}")
-            wait_until("the cluster to be ok", lambda: cluster_ready(nodes, args.primaries), 60)
-        except Exception as exc:
-            print(f"redis_cluster: {exc}", file=sys.stderr)
-            for n in nodes:
-                log = n.dir / "redis.log"
-                if log.exists():
-                    print(f"--- {log} (last lines)\n" + "\n".join(log.read_text().splitlines()[-10:]), file=sys.stderr)
-            return 2
-        url = "redis+cluster://" + ",".join(f"{HOST}:{n.port}" for n in nodes)
+        nodes, root, url = start_cluster(args.primaries, args.replicas)
+    except ClusterError as exc:
+        print(f"redis_cluster: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    try:
         print(f"redis_cluster: {args.primaries} primaries + {args.primaries * args.replicas} replicas at {url}",
               flush=True)
         env = {**os.environ, "KARTY_TEST_CLUSTER": url,
@@ -220,9 +250,7 @@ def main(argv: list[str] | None = None) -> int:
                 child.wait(timeout=10)
         return 130
     finally:
-        for n in nodes:
-            n.stop()
-        shutil.rmtree(root, ignore_errors=True)
+        stop_cluster(nodes, root)
 
 
 if __name__ == "__main__":
