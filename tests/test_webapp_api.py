@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -391,3 +392,34 @@ async def test_every_answer_carries_the_server_time(web_client, auth):
         resp = await client.get(path, headers=headers)
         assert resp.status == status, path
         assert abs((await resp.json())["server_time"] - time.time()) < 60, path
+
+
+async def test_a_body_cut_off_by_the_client_going_away_changes_nothing_and_logs_no_traceback(
+        web_client, store, auth, caplog):
+    """A player's app closing its connection in the middle of a move's body: nothing is
+    applied, and the log has no "unhandled error" traceback (a client that went away)."""
+    import logging
+
+    client = await web_client()
+    table = await new_table(store)
+    headers = auth(ANN)
+    body = b'{"action": {"a": "draw"}, "client_action_id": "cut-off"}'
+    head = (f"POST /api/tables/{table.id}/actions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"Authorization: {headers['Authorization']}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body) + 100}\r\n\r\n").encode()
+    caplog.set_level(logging.INFO)
+    _reader, writer = await asyncio.open_connection(client.server.host, client.server.port)
+    writer.write(head + body[:20])
+    await writer.drain()
+    writer.close()  # gone before the rest of the body
+    await writer.wait_closed()
+    # wait until the server has handled it (its access-log line), a hang guard only
+    line = f"POST /api/tables/{table.id}/actions"
+    for _ in range(6000):
+        if any(r.name == "aiohttp.access" and line in r.getMessage() for r in caplog.records):
+            break
+        await asyncio.sleep(0.01)
+    else:
+        raise AssertionError("the cut-off request was never handled")
+    assert (await store.get_table(table.id)).version == table.version
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text

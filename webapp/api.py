@@ -83,15 +83,19 @@ async def read_body(request: web.Request) -> bytes:
     """The request body, at most ``CLIENT_MAX_SIZE`` (16 KiB) bytes: 413 ``too_large`` beyond.
 
     (The application's own limit stays aiohttp's 1 MiB, for the bot's webhook updates.)
+    A body cut off by the client closing its connection is 400 ``bad_request`` (no traceback).
     """
     limit = request.app[SETTINGS].client_max_size
     if request.content_length is not None and request.content_length > limit:
         raise ApiError(413, "too_large", f"body over {limit} bytes")
     buf = bytearray()
-    while chunk := await request.content.read(limit + 1 - len(buf)):
-        buf += chunk
-        if len(buf) > limit:
-            raise ApiError(413, "too_large", f"body over {limit} bytes")
+    try:
+        while chunk := await request.content.read(limit + 1 - len(buf)):
+            buf += chunk
+            if len(buf) > limit:
+                raise ApiError(413, "too_large", f"body over {limit} bytes")
+    except ConnectionResetError:  # the client went away mid-body: nothing was read, nothing done
+        raise ApiError(400, "bad_request", "the body was cut off") from None
     return bytes(buf)
 
 
