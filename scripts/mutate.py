@@ -113,6 +113,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "a results list never holds more than RESULTS_KEPT (record.lua trims it, the rebuild writes at most that)",
     ("store/ratings.py", "500->501@old = [k async for k in self.redis.scan_iter(match=self.keys.board_pattern, count=500)]"):
         "SCAN's COUNT is a batch-size hint: every matching key is returned either way",
+    ("store/rematch.py", 'and->or@people = [s["user_id"] for s in doc["seats"] if s["user_id"] is not None and not s.get("computer")]'):
+        "people only feeds said_no, which only takes ids out of reserved, and reserved never holds a computer seat",
 }
 
 
