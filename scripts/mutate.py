@@ -115,6 +115,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "SCAN's COUNT is a batch-size hint: every matching key is returned either way",
     ("store/rematch.py", 'and->or@people = [s["user_id"] for s in doc["seats"] if s["user_id"] is not None and not s.get("computer")]'):
         "people only feeds said_no, which only takes ids out of reserved, and reserved never holds a computer seat",
+    ("store/computers.py", """8->9@digest = hashlib.blake2b(f"{doc['id']}:{doc['seed']}:{seat}".encode(), digest_size=8, person=b"karty-ai").digest()"""):
+        "another stable seed per seat, as unrelated to the deal's: no rule says which seed a computer plays with",
 }
 
 
