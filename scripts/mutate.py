@@ -117,6 +117,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "people only feeds said_no, which only takes ids out of reserved, and reserved never holds a computer seat",
     ("store/computers.py", """8->9@digest = hashlib.blake2b(f"{doc['id']}:{doc['seed']}:{seat}".encode(), digest_size=8, person=b"karty-ai").digest()"""):
         "another stable seed per seat, as unrelated to the deal's: no rule says which seed a computer plays with",
+    ("store/computers.py", "2->3@self.workers = workers or max(1, min(2, (os.cpu_count() or 2) - 1))#2"):
+        "os.cpu_count() answers on Linux, the only platform the store runs on: its fallback is never used",
 }
 
 
@@ -385,11 +387,13 @@ def copy_tree(dest: Path, src: Path = ROOT) -> None:
 # The fast subset: the real Redis only (fakeredis runs the same scripts, slower to fail), and
 # not the expert's searches or the processes' start-up (seconds each, and no script of theirs).
 SELECT = "not fake and not expert and not peek and not two_processes and not worker_processes"
+# The expert's own tests (its pool, fallback and shutdown: about 2 s) for the module that runs it.
+SELECT_FOR = {"store/computers.py": "not fake and not peek and not two_processes and not worker_processes"}
 
 
-def _pytest_args(tests: list[str], tree: Path) -> list[str]:
+def _pytest_args(tests: list[str], tree: Path, select: str = SELECT) -> list[str]:
     existing = [t for t in tests if (tree / t).exists()]
-    return ["-x", "-q", "-p", "no:cacheprovider", "--timeout", "120", "-k", SELECT, *existing]
+    return ["-x", "-q", "-p", "no:cacheprovider", "--timeout", "120", "-k", select, *existing]
 
 
 def _env(tree: Path) -> dict[str, str]:
@@ -413,12 +417,13 @@ class Server:
     Store's start (the ``store.common._lua`` cache is cleared before each run), and every
     other module of the tree is imported afresh."""
 
-    def __init__(self, tree: Path, tests: list[str]) -> None:
-        self.tree, self.tests = tree, tests
+    def __init__(self, tree: Path, tests: list[str], select: str = SELECT) -> None:
+        self.tree, self.tests, self.select = tree, tests, select
         self.proc: subprocess.Popen | None = None
 
     def _start(self) -> subprocess.Popen:
-        cmd = [PY, str(self.tree / "scripts" / "mutate.py"), "--serve", *_pytest_args(self.tests, self.tree)]
+        cmd = [PY, str(self.tree / "scripts" / "mutate.py"), "--serve",
+               *_pytest_args(self.tests, self.tree, self.select)]
         return subprocess.Popen(cmd, cwd=self.tree, env=_env(self.tree), stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 
@@ -515,7 +520,7 @@ def mutate_file(file: str, max_mutants: int, seed: int, redis_url: str, verbose:
     with tempfile.TemporaryDirectory(prefix="karty-mutate-") as tmp:
         tree = Path(tmp)
         copy_tree(tree, src)
-        server = Server(tree, tests)
+        server = Server(tree, tests, SELECT_FOR.get(file, SELECT))
         try:
             _run_mutants(file, original, mutants, tree, tests, server, result, verbose)
         finally:
