@@ -75,7 +75,7 @@ TESTS: dict[str, list[str]] = {
     "store/schedule.py": _SCHED,
     "store/computers.py": ["tests/test_store_computers.py", "tests/test_store_worker.py"],
     "store/limits.py": ["tests/test_store_limits.py"],
-    "store/lobbies.py": ["tests/test_store_lobbies.py"],
+    "store/lobbies.py": ["tests/test_store_lobbies.py", "tests/test_store_rematch.py"],  # the "Play again" lobby fills in lobbies.py
     "store/ratings.py": ["tests/test_store_ratings.py"],
     "store/tables.py": ["tests/test_store_tables.py", *_SCHED[:4], "tests/test_store_live.py"],
     "store/outbox.py": ["tests/test_store_outbox.py"],
@@ -107,6 +107,18 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "gather answers one result per claimed table: the lengths are always equal",
     ("store/schedule.py", ">=->>@if time.monotonic() >= next_sweep:"):
         "the monotonic clock never gives the same float twice across a sweep interval",
+    ("store/limits.py", "0->1@repr(float(lease)), 0])"):
+        "sockets.lua reads ARGV[5] (the cap) only for 'open'; 'keep' passes it as a placeholder",
+    ("store/ratings.py", "1->0@raw = await self.redis.lrange(self.keys.results(game, user_id), 0, RESULTS_KEPT - 1)"):
+        "a results list never holds more than RESULTS_KEPT (record.lua trims it, the rebuild writes at most that)",
+    ("store/ratings.py", "500->501@old = [k async for k in self.redis.scan_iter(match=self.keys.board_pattern, count=500)]"):
+        "SCAN's COUNT is a batch-size hint: every matching key is returned either way",
+    ("store/rematch.py", 'and->or@people = [s["user_id"] for s in doc["seats"] if s["user_id"] is not None and not s.get("computer")]'):
+        "people only feeds said_no, which only takes ids out of reserved, and reserved never holds a computer seat",
+    ("store/computers.py", """8->9@digest = hashlib.blake2b(f"{doc['id']}:{doc['seed']}:{seat}".encode(), digest_size=8, person=b"karty-ai").digest()"""):
+        "another stable seed per seat, as unrelated to the deal's: no rule says which seed a computer plays with",
+    ("store/computers.py", "2->3@self.workers = workers or max(1, min(2, (os.cpu_count() or 2) - 1))#2"):
+        "os.cpu_count() answers on Linux, the only platform the store runs on: its fallback is never used",
 }
 
 
@@ -375,11 +387,13 @@ def copy_tree(dest: Path, src: Path = ROOT) -> None:
 # The fast subset: the real Redis only (fakeredis runs the same scripts, slower to fail), and
 # not the expert's searches or the processes' start-up (seconds each, and no script of theirs).
 SELECT = "not fake and not expert and not peek and not two_processes and not worker_processes"
+# The expert's own tests (its pool, fallback and shutdown: about 2 s) for the module that runs it.
+SELECT_FOR = {"store/computers.py": "not fake and not peek and not two_processes and not worker_processes"}
 
 
-def _pytest_args(tests: list[str], tree: Path) -> list[str]:
+def _pytest_args(tests: list[str], tree: Path, select: str = SELECT) -> list[str]:
     existing = [t for t in tests if (tree / t).exists()]
-    return ["-x", "-q", "-p", "no:cacheprovider", "--timeout", "120", "-k", SELECT, *existing]
+    return ["-x", "-q", "-p", "no:cacheprovider", "--timeout", "120", "-k", select, *existing]
 
 
 def _env(tree: Path) -> dict[str, str]:
@@ -403,12 +417,13 @@ class Server:
     Store's start (the ``store.common._lua`` cache is cleared before each run), and every
     other module of the tree is imported afresh."""
 
-    def __init__(self, tree: Path, tests: list[str]) -> None:
-        self.tree, self.tests = tree, tests
+    def __init__(self, tree: Path, tests: list[str], select: str = SELECT) -> None:
+        self.tree, self.tests, self.select = tree, tests, select
         self.proc: subprocess.Popen | None = None
 
     def _start(self) -> subprocess.Popen:
-        cmd = [PY, str(self.tree / "scripts" / "mutate.py"), "--serve", *_pytest_args(self.tests, self.tree)]
+        cmd = [PY, str(self.tree / "scripts" / "mutate.py"), "--serve",
+               *_pytest_args(self.tests, self.tree, self.select)]
         return subprocess.Popen(cmd, cwd=self.tree, env=_env(self.tree), stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 
@@ -419,18 +434,21 @@ class Server:
         self.proc.stdin.write("run\n")
         self.proc.stdin.flush()
         box: list[str] = []
-        reader = threading.Thread(target=lambda: box.append(self._answer()), daemon=True)
+        failed: list[str] = []
+        reader = threading.Thread(target=lambda: box.append(self._answer(failed)), daemon=True)
         reader.start()
         reader.join(timeout)
         if not box:
             self.close()
             return -1, "timeout"
-        return int(box[0]), ""
+        return int(box[0]), "\n".join(failed)
 
-    def _answer(self) -> str:
+    def _answer(self, failed: list[str]) -> str:
         assert self.proc and self.proc.stdout
         for line in self.proc.stdout:
-            if line.startswith("MUTATE-RC "):
+            if line.startswith("MUTATE-FAILED "):
+                failed.append(line.split(" ", 1)[1].rstrip())
+            elif line.startswith("MUTATE-RC "):
                 return line.split()[1]
         return "-2"  # the interpreter died: the mutant broke it
 
@@ -439,6 +457,18 @@ class Server:
             self.proc.kill()
             self.proc.wait()
         self.proc = None
+
+
+class _Failed:
+    """pytest plugin: the failed tests' ids with the last line of their error."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def pytest_runtest_logreport(self, report) -> None:
+        if report.failed:
+            last = (str(report.longrepr).strip().splitlines() or [""])[-1]
+            self.lines.append(f"{report.nodeid} ({report.when}): {last[:300]}")
 
 
 def serve(pytest_args: list[str]) -> int:
@@ -459,8 +489,11 @@ def serve(pytest_args: list[str]) -> int:
             path = getattr(module, "__file__", None) or ""
             if path.startswith(tree) and not path.startswith(kept):
                 del sys.modules[name]
+        failed = _Failed()
         with contextlib.redirect_stdout(io.StringIO()):
-            rc = int(pytest.main(list(pytest_args)))
+            rc = int(pytest.main(list(pytest_args), plugins=[failed]))
+        for line in failed.lines[:3]:  # which test failed (a baseline that fails says why)
+            print(f"MUTATE-FAILED {line}", flush=True)
         print(f"MUTATE-RC {rc}", flush=True)
     return 0
 
@@ -487,7 +520,7 @@ def mutate_file(file: str, max_mutants: int, seed: int, redis_url: str, verbose:
     with tempfile.TemporaryDirectory(prefix="karty-mutate-") as tmp:
         tree = Path(tmp)
         copy_tree(tree, src)
-        server = Server(tree, tests)
+        server = Server(tree, tests, SELECT_FOR.get(file, SELECT))
         try:
             _run_mutants(file, original, mutants, tree, tests, server, result, verbose)
         finally:
@@ -505,7 +538,7 @@ def _run_mutants(file: str, original: str, mutants: list[Mutant], tree: Path, te
     base_start = time.monotonic()
     rc, tail = run(900)
     if rc != 0:
-        result.baseline_failed = tail or f"pytest exit {rc}"
+        result.baseline_failed = f"pytest exit {rc}" + (f": {tail}" if tail else "")
         return
     timeout = max(60.0, 3 * (time.monotonic() - base_start) + 30)
     target = tree / file
@@ -534,7 +567,8 @@ def report(results: list[FileResult]) -> str:
     all_k = all_s = 0
     for r in results:
         if r.baseline_failed:
-            rows.append(f"| {r.file} | {r.total} | baseline failed: {r.baseline_failed.splitlines()[-1]} | | | |")
+            why = r.baseline_failed.replace("\n", "; ").replace("|", "/")
+            rows.append(f"| {r.file} | {r.total} | baseline failed: {why} | | | |")
             continue
         k, s = len(r.killed), len(r.survived)
         all_k, all_s = all_k + k, all_s + s

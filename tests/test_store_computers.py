@@ -254,3 +254,21 @@ async def test_computer_callouts_wait_a_human_reaction_after_the_chance(store):
                     waits.append(now - entry["ts"])
                     break
     assert len(waits) >= 3 and min(waits) >= floor - 1e-3
+
+
+def test_a_table_saved_before_tables_had_a_memory_gets_one_marked_partial():
+    """Issue 14: a table document from before the public memory (no ``memory``) gives its
+    computers one built from what ``last`` shows, marked partial (it may not start at the
+    deal), and in Penki's phase 2 when the game is there."""
+    state = engine.new_game("penki", ["u1", "c1", "c2"], seed=5)
+    phase1 = table_memory({"id": "old"}, state)
+    assert phase1.partial and phase1.phase != 2
+    for _ in range(2000):
+        if state.phase == 2 or state.over:
+            break
+        seat = engine.awaiting(state)[0]
+        state = engine.apply(state, seat, engine.computer_action(state, seat)).state
+    assert state.phase == 2
+    phase2 = table_memory({"id": "old"}, state)
+    assert phase2.partial and phase2.phase == 2
+    assert table_memory({"id": "old"}, engine.new_game("prsi", ["u1", "c1"], seed=5)).phase != 2

@@ -9,7 +9,8 @@ import asyncio
 
 import pytest
 
-from store import LobbySettings, StoreError, User
+from store import Lobby, LobbySettings, Seat, StoreError, User
+from store.lobbies import ordered_seats
 from store.store import LOBBY_TTL
 
 ALICE, BOB, CAROL, DAN = (User(id=i, name=n) for i, n in ((1, "Alice"), (2, "Bob"), (3, "Carol"), (4, "Dan")))
@@ -203,3 +204,38 @@ async def test_a_new_table_never_overwrites_one_with_the_same_id(store, monkeypa
         await store.create_table(game="penki", seats=seats, seed=2)
     assert err.value.code == "busy"
     assert (await store.get_table("same-table")).game == "prsi" == first.game
+
+
+async def test_s1_a_lobby_gone_meanwhile_leaves_the_chats_lobby_list(store):
+    """S1/S7: a lobby that expired (1 h unused) is not listed for its chat, and its id is
+    dropped from the chat's lobby index, so the index does not grow with dead ids."""
+    old = await store.create_lobby(chat_id=-12, game="prsi", creator=ALICE)
+    live = await store.create_lobby(chat_id=-12, game="penki", creator=BOB)
+    await store.redis.delete(store.keys.lobby(old.id))  # its TTL ran out
+    assert [lb.id for lb in await store.chat_lobbies(-12)] == [live.id]
+    index = store.keys.chat_lobbies(-12)
+    assert [i.decode() if isinstance(i, bytes) else i for i in await store.redis.zrange(index, 0, -1)] == [live.id]
+
+
+def play_again(order, seated, dealer_pos):
+    return Lobby(id="l1", chat_id=-1, game="prsi", creator_id=1, settings=LobbySettings(players=len(order)),
+                 seats=[Seat(seat=s, user_id=int(s[1:]), name=s) for s in seated], rematch_of="t0",
+                 order=order, dealer_pos=dealer_pos)
+
+
+def test_s1_play_again_seats_keep_their_places_and_newcomers_fill_the_open_ones_in_turn():
+    """Issue 15 (S1's "Play again" lobby): who sat at the old table sits where they sat;
+    newcomers (in join order) take the places left open, then sit after the kept seats."""
+    seats, _ = ordered_seats(play_again(["u1", "u2", "u3"], ["u3", "u5", "u1", "u4"], None))
+    assert [s.seat for s in seats] == ["u1", "u5", "u3", "u4"]
+
+
+def test_s1_play_again_deals_first_from_the_next_dealers_seat_or_the_next_taken_one():
+    """Issue 15: the first dealer of the new table is the seat after the old match's last
+    dealer (``dealer_pos``), or the next seat clockwise that is taken when that one is empty."""
+    seats, dealer = ordered_seats(play_again(["u1", "u2", "u3"], ["u2", "u3", "u1"], 1))
+    assert [s.seat for s in seats] == ["u1", "u2", "u3"] and dealer == "u2"
+    seats, dealer = ordered_seats(play_again(["u1", "u2", "u3"], ["u3", "u1"], 1))  # u2 never came back
+    assert [s.seat for s in seats] == ["u1", "u3"] and dealer == "u3"
+    seats, dealer = ordered_seats(play_again(["u1", "u2", "u3"], ["u1", "u2"], 2))  # wraps round
+    assert dealer == "u1"

@@ -233,3 +233,31 @@ async def test_s6_each_players_last_results_keep_the_newest_fifty(store):
     mine = await store.user_rating("prsi", 1, at=MON, last=RESULTS_KEPT + 2)
     assert [r["table"] for r in mine["last"]] == [f"t{i:03d}" for i in range(RESULTS_KEPT + 1, 1, -1)]
     assert len(await store.ledger()) == RESULTS_KEPT + 2
+
+
+async def test_p15_a_board_shows_its_top_twenty_unless_asked_for_more(store):
+    """S6/P15: the leaderboard pages show the best 20 by default (``limit`` asks for other lengths)."""
+    await record(store, "many", {u: 100 - u for u in range(1, 24)})
+    rows = await store.leaderboard("prsi", "week", at=MON)
+    assert [r["user_id"] for r in rows] == list(range(1, 21))
+    assert len(await store.leaderboard("prsi", "week", at=MON, limit=None)) == 23
+    assert len(await store.leaderboard("prsi", "week", at=MON, limit=5)) == 5
+
+
+async def test_s6_a_rebuild_keeps_the_names_and_each_players_newest_fifty_results(store):
+    """S6: ``rebuild-leaderboards`` brings back the players' names and every player's last
+    results as recording left them: the newest RESULTS_KEPT, newest first."""
+    from store.common import RESULTS_KEPT
+
+    for i in range(RESULTS_KEPT + 2):
+        await record(store, f"t{i:03d}", {1: i, 2: -i}, ended=at(f"2026-11-30T09:{i // 60:02d}:{i % 60:02d}"))
+    before = await store.user_rating("prsi", 1, at=MON, last=RESULTS_KEPT + 2)
+    key = store.keys.results("prsi", 1)
+    recorded = await store.redis.lrange(key, 0, -1)
+    await store.redis.delete(store.keys.names, key)
+    assert (await store.leaderboard("prsi", "week", at=MON))[0]["name"] == ""
+    await store.rebuild_leaderboards()
+    assert await store.redis.lrange(key, 0, -1) == recorded
+    assert await store.user_rating("prsi", 1, at=MON, last=RESULTS_KEPT + 2) == before
+    assert [r["table"] for r in before["last"]] == [f"t{i:03d}" for i in range(RESULTS_KEPT + 1, 1, -1)]
+    assert {r["user_id"]: r["name"] for r in await store.leaderboard("prsi", "week", at=MON)} == {1: "N1", 2: "N2"}

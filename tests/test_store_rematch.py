@@ -130,3 +130,30 @@ async def test_a_running_table_has_no_rematch(store):
     with pytest.raises(StoreError) as exc:
         await store.rematch(table.id, user(1, "Ann"))
     assert exc.value.code == "invalid"
+
+
+async def test_s1_play_again_after_an_unknown_table_is_not_found(store):
+    with pytest.raises(StoreError) as exc:
+        await store.rematch("no-such-table", user(1, "Ann"))
+    assert exc.value.code == "not_found"
+
+
+async def test_s1_play_again_seats_the_tapper_under_their_new_name_and_computers_under_theirs(store):
+    """Issue 15: whoever taps first makes the lobby under the name they have now (it is
+    remembered for them, as a join does); a computer keeps its own name."""
+    cpu = Seat(seat="c1", user_id=None, name="Computer 1", computer=True)
+    old = await finished(store, [cpu, person(1, "Ann"), person(2, "Bob")], seed=4)
+    lobby = await store.rematch(old.id, user(1, "Annie"))
+    assert [(s.seat, s.name) for s in lobby.seats] == [("c1", "Computer 1"), ("u1", "Annie")]
+    assert (await store.get_user(1)).name == "Annie"
+
+
+async def test_s1_a_decline_after_the_new_table_started_leaves_its_lobby_as_it_was(store):
+    """Issue 15: once the "Play again" table runs, saying no changes nothing (the lobby still
+    shows who sits there)."""
+    old = await finished(store, [person(1, "Ann"), person(2, "Bob")], seed=6)
+    await store.rematch(old.id, user(1, "Ann"))
+    started = await store.rematch(old.id, user(2, "Bob"))
+    assert started.table_id is not None
+    assert (await store.decline_rematch(old.id, 2)).seats == started.seats
+    assert (await store.rematch_of(old.id)).seats == started.seats
