@@ -8,15 +8,17 @@ Bot API, ``python -m webapp`` as one process, Prší tables of three people on t
   what the process can carry, so that latency is not queueing for the CPU already);
 * each **round** is two runs of the same window, one **unloaded** and one **beside a
   flood**, alternating, so the ratio compares like with like on a shared machine;
-* the **flood** is a separate client process (not the load generator's loop): one user —
-  seated at one of the tables — sending ``GET /api/tables/{id}`` on ``FLOOD_CONNECTIONS``
+* the **flood** is a separate client process (not the load generator's loop) from an
+  address of its own (``X-Forwarded-For`` through loopback, set as ``TRUSTED_PROXIES``):
+  one user — seated at one of the tables — sending ``GET /api/tables/{id}`` on ``FLOOD_CONNECTIONS``
   keep-alive connections as fast as answers come, plus one WebSocket sending pings as fast
   as it can (reconnecting when closed), plus junk requests without auth;
 * reported per run: the other tables' move latency (POST until every seat's socket has the
   version) p50/p99, ``/healthz`` p99 probed every 0.1 s, the flood's answers by status;
   and per mode the ratio flooded p99 / unloaded p99 (target ≤ 1.5);
-* two **modes**: the request limits as configured (the defaults), and ``off`` (every limit
-  raised out of the way: what the flood did before them).
+* three **modes**: the request limits as configured (the defaults), the same with refusals
+  answered at once (``LIMIT_DELAY=0``), and ``off`` (every limit raised out of the way: what
+  the flood did before them).
 
 CPU time per move is reported as well; ``uptime`` load before and after.
 """
@@ -53,6 +55,7 @@ SECONDS = 10.0
 WARMUP = 2.0
 ROUNDS = 2
 FLOOD_CONNECTIONS = 16
+FLOOD_ADDRESS = "203.0.113.66"  # the flooder's address (X-Forwarded-For; the tables' clients are 127.0.0.1)
 LIMITS_OFF = {k: "1000000" for k in ("READ_RATE", "READ_BURST", "WRITE_RATE", "WRITE_BURST", "ADDRESS_RATE",
                                      "ADDRESS_BURST", "HEALTH_RATE", "HEALTH_BURST", "WS_FRAME_RATE",
                                      "WS_FRAME_BURST")}
@@ -67,7 +70,8 @@ async def flood(base: str, table_id: str, init_data: str, seconds: float) -> dic
     frames = [0]
     closes: dict[str, int] = {}
     end = time.perf_counter() + seconds
-    headers = {"Authorization": f"tma {init_data}"}
+    fwd = {"X-Forwarded-For": FLOOD_ADDRESS}  # the service trusts loopback as its proxy (see FloodBench)
+    headers = {"Authorization": f"tma {init_data}", **fwd}
 
     def count(key: str) -> None:
         statuses[key] = statuses.get(key, 0) + 1
@@ -84,22 +88,35 @@ async def flood(base: str, table_id: str, init_data: str, seconds: float) -> dic
     async def pings(session: aiohttp.ClientSession) -> None:
         while time.perf_counter() < end:
             try:
-                async with session.ws_connect(f"{base}/ws/tables/{table_id}") as ws:
+                async with session.ws_connect(f"{base}/ws/tables/{table_id}", headers=fwd) as ws:
                     await ws.send_str(json.dumps({"type": "auth", "init_data": init_data}))
-                    while time.perf_counter() < end and not ws.closed:
+                    closed = asyncio.Event()
+                    code: list[Any] = [None]
+
+                    async def reader(ws=ws, closed=closed, code=code) -> None:
+                        async for _ in ws:  # pongs, states, the error before a close
+                            pass
+                        code[0] = ws.close_code
+                        closed.set()
+
+                    read = asyncio.create_task(reader())
+                    while time.perf_counter() < end and not closed.is_set():
                         await ws.send_str('{"type": "ping"}')
                         frames[0] += 1
-                        if frames[0] % 50 == 0:
-                            await asyncio.sleep(0)
-                    code = ws.close_code
-                    closes[str(code)] = closes.get(str(code), 0) + 1
+                        if frames[0] % 20 == 0:
+                            await asyncio.sleep(0)  # let the reader see a close
+                    if not closed.is_set():
+                        read.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await read
+                    closes[str(code[0])] = closes.get(str(code[0]), 0) + 1
             except Exception as e:
                 closes[type(e).__name__] = closes.get(type(e).__name__, 0) + 1
                 await asyncio.sleep(0.01)
 
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
         tasks = [gets(session, f"{base}/api/tables/{table_id}", headers) for _ in range(FLOOD_CONNECTIONS)]
-        tasks += [gets(session, f"{base}/api/me", {}) for _ in range(2)]  # junk without auth
+        tasks += [gets(session, f"{base}/api/me", fwd) for _ in range(2)]  # junk without auth
         tasks.append(pings(session))
         await asyncio.gather(*tasks)
     return {"statuses": statuses, "frames_sent": frames[0], "socket_closes": closes,
@@ -177,14 +194,17 @@ class FloodBench(ServiceBench):
         telegram = await FakeTelegram().start()
         base_env = {**os.environ, "BOT_TOKEN": self.token, "REDIS_URL": self.url, "KARTY_PREFIX": self.prefix,
                     "TELEGRAM_API_URL": telegram.url, "BOT_USERNAME": "karty_bench_bot",
-                    "WEBAPP_SHORT_NAME": "play", "PYTHONUNBUFFERED": "1"}
+                    "WEBAPP_SHORT_NAME": "play", "PYTHONUNBUFFERED": "1",
+                    # Everything here comes from 127.0.0.1: loopback is taken as the proxy, so the
+                    # flood process can have an address of its own (X-Forwarded-For), as it would.
+                    "TRUSTED_PROXIES": "127.0.0.1"}
         base_env.pop("LOCAL_PLAY", None)
         results: dict[str, Any] = {"load_before": load_average(), "tables": self.tables[0], "pace_per_s": PACE,
                                    "seconds": self.seconds, "modes": {}}
         self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0),
                                              timeout=aiohttp.ClientTimeout(total=60))
         try:
-            for mode, extra in (("limits", {}), ("off", LIMITS_OFF)):
+            for mode, extra in (("limits", {}), ("limits_no_delay", {"LIMIT_DELAY": "0"}), ("off", LIMITS_OFF)):
                 services = start_services(1, {**base_env, **extra}, self.log_level)
                 runs = []
                 try:

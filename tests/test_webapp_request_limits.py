@@ -20,6 +20,12 @@ from webapp.keys import LIMITS, PRESENCE, STORE
 ANN, BOB = 111, 222
 
 
+@pytest.fixture
+def web_client(web_client):
+    """The app with its refusals answered at once (``LIMIT_DELAY`` 0: no test waits for them)."""
+    return lambda **kw: web_client(**{"limit_delay": 0.0, **kw})
+
+
 async def new_table(store):
     seats = [Seat(seat=f"u{uid}", user_id=uid, name=f"P{uid}") for uid in (ANN, BOB)]
     return await store.create_table(game="prsi", seats=seats, settings=LobbySettings(players=2, turn_seconds=None),
@@ -106,6 +112,15 @@ async def test_an_unauthenticated_flood_from_one_address_is_limited(web_client, 
     # static files are not limited, the health check has a bucket of its own
     assert (await client.get("/healthz")).status == 200
     assert (await client.get("/")).status in (200, 404)  # 404 when the front end is not built
+
+
+async def test_a_refusal_waits_limit_delay_and_says_how_long_is_left(web_client):
+    client = await web_client(address_rate=1.0, address_burst=1, limit_delay=0.2)
+    freeze(client)
+    assert (await client.get("/api/config")).status == 200
+    resp = await client.get("/api/config")
+    assert await assert_too_fast(resp) == pytest.approx(0.8)  # 1 s to a token, 0.2 s of it waited here
+    assert client.app[LIMITS].refused == 1
 
 
 async def test_the_health_check_has_a_separate_address_bucket(web_client):

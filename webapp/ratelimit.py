@@ -173,6 +173,7 @@ class RequestLimits:
         self.frame_rate = float(settings.ws_frame_rate)
         self.frame_burst = int(settings.ws_frame_burst)
         self.trusted = frozenset(p.strip() for p in (settings.trusted_proxies or "").split(",") if p.strip())
+        self.delay = float(settings.limit_delay)
         self.refused = 0  # requests answered 429 here (for logs and benchmarks)
 
     def _now(self) -> float:
@@ -199,7 +200,9 @@ def limit_middleware(limits: RequestLimits) -> Callable:
     admission, before the handler): the address bucket first, then, when the request
     carries a valid credential (checked in memory: ``Authenticator.peek``), its user's.
     The caller found is kept on the request (``CALLER``) so the handler does not check it
-    again. Exempt: static files and the bot's webhook (its secret is checked by aiogram;
+    again. A refusal is answered after ``LIMIT_DELAY`` s (a sleep: no CPU), so a flood on
+    kept-alive connections is slowed to a few answers per connection and second instead of
+    making the process answer thousands of 429s. Exempt: static files and the bot's webhook (its secret is checked by aiogram;
     Telegram's few addresses must not be limited as one user's)."""
     @web.middleware
     async def middleware(
@@ -219,7 +222,9 @@ def limit_middleware(limits: RequestLimits) -> Callable:
             return await handler(request)
         if wait:
             limits.refused += 1
-            return too_fast(wait)
+            if limits.delay:  # a timer, no work: a flooder's connection waits instead of sending again
+                await asyncio.sleep(limits.delay)
+            return too_fast(max(0.001, wait - limits.delay))
         return await handler(request)
 
     return middleware

@@ -51,6 +51,9 @@ class WebSettings(BaseSettings):
     address_burst: int = Field(300, alias="ADDRESS_BURST", ge=1, description="token bucket size")
     health_rate: float = Field(20.0, alias="HEALTH_RATE", gt=0, description="/healthz per second per address")
     health_burst: int = Field(50, alias="HEALTH_BURST", ge=1, description="token bucket size")
+    limit_delay: float = Field(0.25, alias="LIMIT_DELAY", ge=0, le=5,
+                               description="seconds a refused request waits for its 429: a flood on kept-alive "
+                                           "connections gets that many answers per connection and second at most")
     trusted_proxies: str = Field("", alias="TRUSTED_PROXIES",
                                  description="comma-separated addresses of reverse proxies whose X-Forwarded-For "
                                              "names the client (empty: the peer address is the client)")
