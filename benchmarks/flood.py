@@ -53,7 +53,7 @@ TABLES = 20
 PACE = 15.0  # moves/s over all tables
 SECONDS = 10.0
 WARMUP = 2.0
-ROUNDS = 2
+ROUNDS = 3
 FLOOD_CONNECTIONS = 16
 FLOOD_ADDRESS = "203.0.113.66"  # the flooder's address (X-Forwarded-For; the tables' clients are 127.0.0.1)
 LIMITS_OFF = {k: "1000000" for k in ("READ_RATE", "READ_BURST", "WRITE_RATE", "WRITE_BURST", "ADDRESS_RATE",
@@ -135,6 +135,11 @@ class FloodRun(LoadRun):
         self.flood_result: dict[str, Any] | None = None
 
     async def execute(self) -> dict[str, Any]:
+        self.proc = None
+        if self.flooded:  # started (imports and all) before the tables open; it floods when told
+            self.proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "benchmarks.flood", "--worker", "stdin",
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         side = asyncio.create_task(self._beside())
         try:
             out = await super().execute()
@@ -152,14 +157,14 @@ class FloodRun(LoadRun):
     async def _beside(self) -> None:
         await self.go.wait()
         base = self.services[0].base
-        proc = None
-        if self.flooded:
+        proc = self.proc
+        if proc is not None:
             victim = self.clients[0]
             uid, name = victim.seats[0].user_id, victim.seats[0].name
             arg = json.dumps({"base": base, "table": victim.id, "init": self.init_data(uid, name),
                               "seconds": self.warmup + self.seconds})
-            proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "benchmarks.flood", "--worker", arg,
-                                                        stdout=subprocess.PIPE)
+            proc.stdin.write(arg.encode() + b"\n")  # type: ignore[union-attr]
+            await proc.stdin.drain()  # type: ignore[union-attr]
         end = time.perf_counter() + self.warmup + self.seconds
         while time.perf_counter() < end and not self.closing:
             t0 = time.perf_counter()
@@ -261,7 +266,9 @@ def main() -> None:
     parser.add_argument("--out", default="test-output/flood.json")
     args = parser.parse_args()
     if args.worker:
-        a = json.loads(args.worker)
+        import aiohttp  # noqa: F401  (imported before the go: the flood starts at once)
+
+        a = json.loads(sys.stdin.readline() if args.worker == "stdin" else args.worker)
         print(json.dumps(asyncio.run(flood(a["base"], a["table"], a["init"], a["seconds"]))))
         return
     res = measure(tables=args.tables, seconds=args.seconds)
