@@ -201,9 +201,11 @@ def limit_middleware(limits: RequestLimits) -> Callable:
     carries a valid credential (checked in memory: ``Authenticator.peek``), its user's.
     The caller found is kept on the request (``CALLER``) so the handler does not check it
     again. A refusal is answered after ``LIMIT_DELAY`` s (a sleep: no CPU), so a flood on
-    kept-alive connections is slowed to a few answers per connection and second instead of
-    making the process answer thousands of 429s. Exempt: static files and the bot's webhook (its secret is checked by aiogram;
-    Telegram's few addresses must not be limited as one user's)."""
+    kept-alive connections is slowed to ``1 / LIMIT_DELAY`` answers per connection and
+    second instead of making the process answer thousands of 429s. Exempt: static files
+    and the bot's webhook (its secret is checked by aiogram; Telegram's few addresses must
+    not be limited as one user's)."""
+
     @web.middleware
     async def middleware(
         request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]

@@ -53,7 +53,7 @@ class WebSettings(BaseSettings):
     health_burst: int = Field(50, alias="HEALTH_BURST", ge=1, description="token bucket size")
     limit_delay: float = Field(0.25, alias="LIMIT_DELAY", ge=0, le=5,
                                description="seconds a refused request waits for its 429: a flood on kept-alive "
-                                           "connections gets that many answers per connection and second at most")
+                                           "connections gets 1/LIMIT_DELAY answers per connection and second")
     trusted_proxies: str = Field("", alias="TRUSTED_PROXIES",
                                  description="comma-separated addresses of reverse proxies whose X-Forwarded-For "
                                              "names the client (empty: the peer address is the client)")
