@@ -1069,6 +1069,8 @@ class ServiceBench:
         env = {**os.environ, "BOT_TOKEN": self.token, "REDIS_URL": url, "KARTY_PREFIX": self.prefix,
                "TELEGRAM_API_URL": telegram.url, "BOT_USERNAME": "karty_bench_bot",
                "WEBAPP_SHORT_NAME": "play", "ACTION_RATE": "1000", "ACTION_BURST": "1000",
+               # every seat's client connects from 127.0.0.1: one address carries them all
+               "ADDRESS_RATE": "1000000", "ADDRESS_BURST": "1000000",
                "PYTHONUNBUFFERED": "1"}
         env.pop("LOCAL_PLAY", None)
         server = await redis_server_info(self.redis)

@@ -91,7 +91,14 @@ class LiveService:
         self.store = Store(fakeredis.aioredis.FakeRedis(server=fakeredis.FakeServer(), decode_responses=True),
                            prefix="fuzz")
         values = {"bot_token": self.token, "local_play": False, "run_worker": False, "ws_resync_seconds": 0.5,
-                  "ws_auth_timeout": 5.0, "action_rate": 1e6, "action_burst": 10**6, **self.web_overrides}
+                  "ws_auth_timeout": 5.0, "action_rate": 1e6, "action_burst": 10**6,
+                  # The fuzzing sends thousands of requests and frames from one address and a few users
+                  # as fast as it can: with the request limits on, most would be 429 too_fast and never
+                  # reach the code under test. The limits are raised out of the way here; they are
+                  # tested by tests/test_webapp_request_limits.py.
+                  "read_rate": 1e6, "read_burst": 10**6, "write_rate": 1e6, "write_burst": 10**6,
+                  "address_rate": 1e6, "address_burst": 10**6, "health_rate": 1e6, "health_burst": 10**6,
+                  "ws_frame_rate": 1e6, "ws_frame_burst": 10**6, **self.web_overrides}
         app = create_app(WebSettings(**values), self.store)
         bot_settings = BotSettings(bot_token=self.token, telegram_api_url=self.api.url,
                                    public_url="https://karty.example",

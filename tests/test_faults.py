@@ -615,6 +615,9 @@ async def test_matches_survive_service_kills_a_redis_kill_and_an_outage(tmp_path
         "WEBHOOK_SECRET": "faults-" + uuid.uuid4().hex, "TELEGRAM_API_URL": api.url, "REDIS_URL": redis.url,
         "KARTY_PREFIX": prefix, "HOST": "127.0.0.1", "PORT": str(port), "LOCAL_PLAY": "false",
         "PYTHONUNBUFFERED": "1",
+        # Every scripted person connects from 127.0.0.1: the per-address request limit is raised
+        # so that one address carries them all (a restart's reconnects and retries come at once).
+        "ADDRESS_RATE": "1000", "ADDRESS_BURST": "5000",
     })
     log_path = OUT / "service.log"
     log_path.write_bytes(b"")

@@ -14,8 +14,9 @@ quickly when to come back, instead of every request slowing down together until 
 process collapses. ``/healthz`` and static files are never held back (a health check
 must see a busy process as alive).
 
-The per-user token bucket (:mod:`webapp.ratelimit`, 429 ``too_fast``) is a separate,
-earlier guard against one user's flood; this one protects the process as a whole.
+The request limits (:mod:`webapp.ratelimit`: per address, per user, 429 ``too_fast``) are
+a separate, earlier guard against one client's flood (the middleware before this one: a
+refused request takes no slot); this one protects the process as a whole.
 """
 
 from __future__ import annotations

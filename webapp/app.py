@@ -27,8 +27,8 @@ from webapp import api, local, openapi, rematch, replays, ws
 from webapp.admission import Admission, admission_middleware
 from webapp.auth import Authenticator, new_local_key
 from webapp.errors import error_middleware, quiet_malformed_requests
-from webapp.keys import ADMISSION, AUTH, LEASES, LIMITER, SETTINGS, SOCKETS, STORE
-from webapp.ratelimit import SharedBuckets, SocketLeases
+from webapp.keys import ADMISSION, AUTH, LEASES, LIMITER, LIMITS, SETTINGS, SOCKETS, STORE
+from webapp.ratelimit import RequestLimits, SharedBuckets, SocketLeases, limit_middleware
 from webapp.settings import WebSettings
 
 log = logging.getLogger(__name__)
@@ -50,11 +50,13 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
     # own limit stays at least aiohttp's 1 MiB for the bot's webhook (updates can exceed 16 KiB).
     admission = Admission(settings.admit_limit, settings.admit_queue, settings.admit_wait,
                           max_lag=settings.admit_max_lag)
+    limits = RequestLimits(settings)  # before admission: a flood's refused requests take no slot
     app = web.Application(
-        middlewares=[error_middleware, admission_middleware(admission)],
+        middlewares=[error_middleware, limit_middleware(limits), admission_middleware(admission)],
         client_max_size=max(APP_MAX_SIZE, settings.client_max_size),
     )
     app[ADMISSION] = admission
+    app[LIMITS] = limits
     app[SETTINGS] = settings
     app[STORE] = store
     app[AUTH] = Authenticator(settings.token or new_local_key(), store, max_age=settings.init_data_max_age)

@@ -40,6 +40,7 @@ from urllib.parse import parse_qsl, urlencode
 from aiohttp import web
 
 from webapp.errors import ApiError
+from webapp.keys import CALLER
 
 MAX_INIT_DATA = 4096  # bytes; real initData is well under 1.5 KiB
 SESSION_TTL = 12 * 3600  # seconds a server-issued session lasts; renewed while the app is in use
@@ -293,8 +294,25 @@ class Authenticator:
 
     async def request(self, request: web.Request) -> Identity:
         """The caller of an HTTP request, from ``Authorization: tma <initData>`` or
-        ``Authorization: session <token>``."""
+        ``Authorization: session <token>`` (already checked by :meth:`peek` when the limit
+        middleware ran; only saving the user is left then)."""
+        who = request.get(CALLER)
+        if who is not None:
+            await self.remember(who)
+            return who
         return await self.identify(header_credential(request))
+
+    def peek(self, request: web.Request) -> Identity | None:
+        """The caller the request's ``Authorization`` names if its credential is valid now,
+        else None — checked in memory only (no Redis, nothing saved, never raises): the
+        limit middleware's key for the user's bucket."""
+        try:
+            credential = header_credential(request)
+            if credential.startswith(SESSION_PREFIX):
+                return verify_session(credential, self.token, now=self.clock())[0]
+            return self.verify(credential)
+        except Exception:
+            return None
 
     async def remember(self, who: Identity) -> None:
         """Save ``who`` with ``store.save_user`` unless saved recently unchanged."""

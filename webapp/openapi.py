@@ -142,7 +142,7 @@ def _errors(*statuses: int) -> dict[str, Any]:
         409: "stale version",
         413: "body too large",
         422: "the engine refused the action; error is its reason",
-        429: "too many actions (too_fast; Retry-After)",
+        429: "too many requests or actions, per user or per address (too_fast; Retry-After)",
     }
     return {str(s): _json("Error", text[s]) for s in statuses}
 
@@ -154,7 +154,16 @@ CHAT_Q = {"name": "chat_id", "in": "query", "required": False, "schema": {"type"
 
 
 def document() -> dict[str, Any]:
-    """The OpenAPI 3.1 document (a plain dict)."""
+    """The OpenAPI 3.1 document (a plain dict). Every operation may answer 429 ``too_fast``
+    (the request limits of :mod:`webapp.ratelimit` hold for every route)."""
+    doc = _document()
+    for ops in doc["paths"].values():
+        for op in ops.values():
+            op["responses"].setdefault("429", _errors(429)["429"])
+    return doc
+
+
+def _document() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
         "info": {
@@ -363,7 +372,8 @@ def document() -> dict[str, Any]:
                         '"events", "deadline", "seats", "by"}` at once and on every new version (your own view; '
                         'spectators the public one). Send `{"type": "ping"}` every 10–20 s; the answer is '
                         '`{"type": "pong"}`. Errors: `{"type": "error", "error", "detail"}` then a close '
-                        "(4401 unauthorized, 4400 bad message, 4404 table gone, 4408 idle, 1001 shutdown)."
+                        "(4401 unauthorized, 4400 bad message, 4404 table gone, 4408 idle, 4429 too_many sockets or "
+                        "too_fast: more frames than the socket's rate, 1001 shutdown)."
                     ),
                     "security": [],
                     "parameters": [TABLE_ID],

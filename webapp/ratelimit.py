@@ -1,4 +1,5 @@
-"""Per-user limits: a token bucket for posting actions and a cap on open sockets.
+"""Limits: per-user and per-address request buckets, a socket's frame rate, a token
+bucket for posting actions and a cap on open sockets.
 
 ``rate`` tokens per second refill a bucket of ``burst`` tokens; an action takes one.
 The defaults (10/s, burst 20) leave the callout race («СКОЛЬКО КАРТ?», «ЗЕВОК!»)
@@ -7,24 +8,33 @@ and fast normal play untouched while stopping scripted floods.
 The app uses :class:`SharedBuckets` and :class:`SocketLeases`, whose state lives in
 the store (:mod:`store.limits`, one script per check), so behind several processes a
 held-down button or a pile of tabs is limited exactly as on one. :class:`TokenBuckets`
-is the same bucket in process memory (for a single process without the store).
+is the same bucket in process memory: :class:`RequestLimits` (every ``/api`` request
+and socket handshake by address and by user, every socket's frames) uses it, so a
+refused request costs no Redis work (:func:`limit_middleware`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
+import math
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
+
+from aiohttp import web
+
+from webapp.errors import json_error
+from webapp.keys import AUTH, CALLER
 
 log = logging.getLogger(__name__)
 
 
 class TokenBuckets:
-    """Token buckets keyed by user id.
+    """Token buckets keyed by user id (or any hashable key: an address).
 
     :meth:`take` returns 0.0 when a token was taken, else the seconds to wait for one.
     """
@@ -35,9 +45,9 @@ class TokenBuckets:
         self.rate = float(rate)
         self.burst = float(burst)
         self.clock = clock
-        self._buckets: dict[int, tuple[float, float]] = {}  # user → (tokens, at)
+        self._buckets: dict[Any, tuple[float, float]] = {}  # key → (tokens, at)
 
-    def take(self, key: int) -> float:
+    def take(self, key: Any) -> float:
         """Take one token for ``key``; 0.0 if allowed, else seconds until one is available."""
         now = self.clock()
         tokens, at = self._buckets.get(key, (self.burst, now))
@@ -69,7 +79,7 @@ class SharedBuckets:
         self.rate = float(rate)
         self.burst = int(burst)
 
-    async def take(self, key: int) -> float:
+    async def take(self, key: Any) -> float:
         return await self.store.take_action(key, self.rate, self.burst)
 
 
@@ -113,3 +123,110 @@ class SocketLeases:
             await asyncio.sleep(self.lease / 3)
             with contextlib.suppress(Exception):  # a blip: the next renewal (or the lease) covers it
                 await self.store.keep_socket(user_id, sid, lease=self.lease)
+
+
+def client_address(request: web.Request, trusted: frozenset[str]) -> str:
+    """The client's address: ``request.remote``, or — only when that is one of the
+    ``trusted`` proxies (``TRUSTED_PROXIES``) — the nearest ``X-Forwarded-For`` hop that is
+    not a trusted proxy itself (the address our proxy saw; hops left of it are what the
+    client claimed, so they are never believed). An IPv6 address counts by its /64 (one
+    subscriber's network), so rotating addresses within it gains nothing.
+    """
+    addr = request.remote or "?"
+    if addr in trusted:
+        for hop in reversed(request.headers.get("X-Forwarded-For", "").split(",")):
+            hop = hop.strip()
+            if hop and hop not in trusted:
+                addr = hop
+                break
+    if ":" in addr:
+        with contextlib.suppress(ValueError):
+            return str(ipaddress.IPv6Network(f"{addr}/64", strict=False).network_address) + "/64"
+    return addr
+
+
+class RequestLimits:
+    """Per-process token buckets in front of every request under ``/api/`` and ``/ws/``
+    (and a separate, generous one for ``/healthz``), kept in memory: a refusal costs a
+    dict lookup and no Redis work at all.
+
+    * ``address``: every request by its client address (:func:`client_address`), signed
+      in or not, so junk without auth is limited too;
+    * ``reads`` / ``writes``: every request carrying a valid credential, by its user
+      (GET/HEAD read; anything else writes; a posted action also takes the user's shared
+      action bucket in Redis, :class:`SharedBuckets`);
+    * ``health``: ``/healthz`` by address (it pings Redis);
+    * :meth:`frames`: one bucket per WebSocket for the client's frames.
+
+    Per process: behind N processes a user can get N times as much, which still bounds a
+    flood; the limit that must hold exactly across processes (moves) is in Redis.
+    ``clock``: monotonic seconds, replaceable (tests freeze it).
+    """
+
+    def __init__(self, settings: Any, clock=time.monotonic) -> None:
+        self.clock = clock
+        now = self._now
+        self.address = TokenBuckets(settings.address_rate, settings.address_burst, clock=now)
+        self.reads = TokenBuckets(settings.read_rate, settings.read_burst, clock=now)
+        self.writes = TokenBuckets(settings.write_rate, settings.write_burst, clock=now)
+        self.health = TokenBuckets(settings.health_rate, settings.health_burst, clock=now)
+        self.frame_rate = float(settings.ws_frame_rate)
+        self.frame_burst = int(settings.ws_frame_burst)
+        self.trusted = frozenset(p.strip() for p in (settings.trusted_proxies or "").split(",") if p.strip())
+        self.delay = float(settings.limit_delay)
+        self.refused = 0  # requests answered 429 here (for logs and benchmarks)
+
+    def _now(self) -> float:
+        return self.clock()
+
+    def frames(self) -> TokenBuckets:
+        """A new socket's frame bucket (take key 0 per client frame)."""
+        return TokenBuckets(self.frame_rate, self.frame_burst, clock=self._now)
+
+    def user(self, user_id: int, method: str) -> float:
+        """Take one token of ``user_id``'s read or write bucket: 0.0, or seconds to wait."""
+        return (self.reads if method in ("GET", "HEAD") else self.writes).take(user_id)
+
+
+def too_fast(wait: float, detail: str = "too many requests, slow down") -> web.Response:
+    """The 429 ``too_fast`` answer (the shape of the action limit's): ``Retry-After`` in whole
+    seconds, ``retry_after`` exact in the body."""
+    return json_error(429, "too_fast", detail, {"Retry-After": str(max(1, math.ceil(wait)))},
+                      retry_after=round(wait, 3))
+
+
+def limit_middleware(limits: RequestLimits) -> Callable:
+    """An aiohttp middleware applying :class:`RequestLimits` before any other work (before
+    admission, before the handler): the address bucket first, then, when the request
+    carries a valid credential (checked in memory: ``Authenticator.peek``), its user's.
+    The caller found is kept on the request (``CALLER``) so the handler does not check it
+    again. A refusal is answered after ``LIMIT_DELAY`` s (a sleep: no CPU), so a flood on
+    kept-alive connections is slowed to ``1 / LIMIT_DELAY`` answers per connection and
+    second instead of making the process answer thousands of 429s. Exempt: static files
+    and the bot's webhook (its secret is checked by aiogram; Telegram's few addresses must
+    not be limited as one user's)."""
+
+    @web.middleware
+    async def middleware(
+        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        path = request.path
+        if path == "/healthz":
+            wait = limits.health.take(client_address(request, limits.trusted))
+        elif path.startswith(("/api/", "/ws/")):
+            wait = limits.address.take(client_address(request, limits.trusted))
+            if not wait and "Authorization" in request.headers:
+                who = request.app[AUTH].peek(request)
+                request[CALLER] = who
+                if who is not None:
+                    wait = limits.user(who.id, request.method)
+        else:
+            return await handler(request)
+        if wait:
+            limits.refused += 1
+            if limits.delay:  # a timer, no work: a flooder's connection waits instead of sending again
+                await asyncio.sleep(limits.delay)
+            return too_fast(max(0.001, wait - limits.delay))
+        return await handler(request)
+
+    return middleware

@@ -39,6 +39,26 @@ class WebSettings(BaseSettings):
     client_max_size: int = Field(16 * 1024, alias="CLIENT_MAX_SIZE", description="bytes per request body")
     action_rate: float = Field(10.0, alias="ACTION_RATE", description="actions per second per user (all processes)")
     action_burst: int = Field(20, alias="ACTION_BURST", description="token bucket size")
+    # Request limits of one process (webapp.ratelimit.RequestLimits; in memory: a refusal costs no Redis).
+    read_rate: float = Field(20.0, alias="READ_RATE", gt=0, description="GET requests per second per user")
+    read_burst: int = Field(60, alias="READ_BURST", ge=1, description="token bucket size")
+    write_rate: float = Field(10.0, alias="WRITE_RATE", gt=0,
+                              description="other requests (POST…) per second per user")
+    write_burst: int = Field(30, alias="WRITE_BURST", ge=1, description="token bucket size")
+    address_rate: float = Field(100.0, alias="ADDRESS_RATE", gt=0,
+                                description="/api requests and socket handshakes per second per client address "
+                                            "(signed in or not; several users may share one behind a NAT)")
+    address_burst: int = Field(300, alias="ADDRESS_BURST", ge=1, description="token bucket size")
+    health_rate: float = Field(20.0, alias="HEALTH_RATE", gt=0, description="/healthz per second per address")
+    health_burst: int = Field(50, alias="HEALTH_BURST", ge=1, description="token bucket size")
+    limit_delay: float = Field(0.25, alias="LIMIT_DELAY", ge=0, le=5,
+                               description="seconds a refused request waits for its 429: a flood on kept-alive "
+                                           "connections gets 1/LIMIT_DELAY answers per connection and second")
+    trusted_proxies: str = Field("", alias="TRUSTED_PROXIES",
+                                 description="comma-separated addresses of reverse proxies whose X-Forwarded-For "
+                                             "names the client (empty: the peer address is the client)")
+    ws_frame_rate: float = Field(2.0, alias="WS_FRAME_RATE", gt=0, description="client frames per second per socket")
+    ws_frame_burst: int = Field(20, alias="WS_FRAME_BURST", ge=1, description="token bucket size")
     ws_max_msg_size: int = Field(8 * 1024, alias="WS_MAX_MSG_SIZE")
     ws_auth_timeout: float = Field(10.0, alias="WS_AUTH_TIMEOUT", description="seconds to send the auth message")
     ws_idle_timeout: float = Field(90.0, alias="WS_IDLE_TIMEOUT", description="seconds without a client message")

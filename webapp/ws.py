@@ -21,7 +21,12 @@ Protocol (JSON text frames):
 * server ``{"type": "error", "error": code, "detail"}`` then a close: codes
   ``unauthorized``/``auth_expired`` (close 4401), ``bad_message`` (4400),
   ``idle`` (4408), ``gone`` (4404: the table expired), ``too_many`` (4429: more than
-  ``WS_PER_USER`` sockets of one user in this process), ``internal`` (1011).
+  ``WS_PER_USER`` sockets of one user, in all processes), ``too_fast`` (4429: more client
+  frames than ``WS_FRAME_RATE`` per second after a burst of ``WS_FRAME_BURST``, or the
+  user's handshakes over their request limit), ``internal`` (1011).
+  Frames are counted before they are parsed; a ping writes no presence itself (marks are
+  batched and rewritten at most every third of ``PRESENCE_TTL``), so a flood of frames
+  costs no Redis work and ends with the close.
 
 The store's live feed (:mod:`store.live`: one pub/sub connection per process, the
 commit's own document in each message) feeds one :class:`Feed` per table, which feeds
@@ -46,7 +51,7 @@ from store import UNAVAILABLE
 from webapp.auth import Identity
 from webapp.clock import stamp_text
 from webapp.errors import ApiError, dumps
-from webapp.keys import ADMISSION_RELEASE, AUTH, HUB, LEASES, PRESENCE, SETTINGS, SOCKETS, STORE
+from webapp.keys import ADMISSION_RELEASE, AUTH, HUB, LEASES, LIMITS, PRESENCE, SETTINGS, SOCKETS, STORE
 from webapp.presence import Presence
 from webapp.privacy import may_see_table
 
@@ -63,6 +68,7 @@ CLOSE_FORBIDDEN = 4403  # a spectator not known in the table's chat (webapp.priv
 CLOSE_GONE = 4404
 CLOSE_IDLE = 4408
 CLOSE_TOO_MANY = 4429
+CLOSE_TOO_FAST = 4429  # the same code as HTTP's 429; the error message tells too_fast from too_many
 
 
 class Client:
@@ -422,6 +428,9 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
             except Exception:  # after the upgrade no HTTP answer is possible: close instead
                 log.exception("ws %s: auth failed", table_id)
                 return await _fail(ws, WSCloseCode.INTERNAL_ERROR, "internal", "internal error")
+            if app[LIMITS].user(who.id, "GET"):  # signed in by its first frame: the user's reads count it
+                app[LIMITS].refused += 1
+                return await _fail(ws, CLOSE_TOO_FAST, "too_fast", "too many requests, slow down")
         async with app[LEASES].hold(who.id) as admitted:  # the cap counts every process's sockets
             if not admitted:
                 return await _fail(ws, CLOSE_TOO_MANY, "too_many", "too many open connections")
@@ -490,6 +499,7 @@ async def _serve(
 async def _read(ws: web.WebSocketResponse, client: Client, request: web.Request, table_id: str) -> None:
     """The one reader of ``ws``: pings (presence), until close, error or idleness."""
     settings = request.app[SETTINGS]
+    frames = request.app[LIMITS].frames()
     while not ws.closed:
         try:
             msg = await ws.receive(timeout=settings.ws_idle_timeout)
@@ -497,6 +507,10 @@ async def _read(ws: web.WebSocketResponse, client: Client, request: web.Request,
             await _fail(ws, CLOSE_IDLE, "idle", "no message for too long")
             return
         if msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED, WSMsgType.ERROR):
+            return
+        if frames.take(0):  # over the socket's frame rate: told, then closed (no parsing, no Redis)
+            request.app[LIMITS].refused += 1
+            await _fail(ws, CLOSE_TOO_FAST, "too_fast", "too many messages, slow down")
             return
         if msg.type != WSMsgType.TEXT:
             await _fail(ws, CLOSE_BAD_MESSAGE, "bad_message", "text JSON frames only")
