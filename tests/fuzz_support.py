@@ -129,6 +129,18 @@ class LiveService:
         """Run ``coro`` in the service's loop and return its result."""
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
+    def settle_bot(self, timeout: float = 60.0) -> None:
+        """Wait until the bot has handled every update it accepted (the inbox is empty) and
+        shown every lobby change (none pending): work an accepted update does in the
+        background after its 200, which a later request's before/after snapshot must not see.
+        ``timeout`` is a hang guard only."""
+
+        async def settled() -> None:
+            while await self.store.inbox_pending() or await self.store.lobby_edits_pending():
+                await asyncio.sleep(0.02)
+
+        self.call(asyncio.wait_for(settled(), timeout), timeout + 5)
+
     # -- identities --------------------------------------------------------------------
     def init_data(self, user_id: int, *, token: str | None = None, age: float = 0, **extra: Any) -> str:
         from webapp.auth import sign_init_data
