@@ -583,3 +583,16 @@ async def test_a_subscription_not_confirmed_in_time_answers_try_again(web_client
     ws = await connect(client, table.id, init(ANN))
     assert (await recv_state(ws))["seat"] == f"u{ANN}"
     await ws.close()
+
+
+async def test_a_socket_that_only_answers_the_heartbeat_is_closed_as_idle(web_client, store, init):
+    """The server's protocol pings are answered by the client's WebSocket stack on its own
+    (a tab left open in the background, a script): those pongs are not the app's messages,
+    so the socket is still closed as idle after ``ws_idle_timeout`` (aiohttp's own receive
+    timeout restarted on each pong, and such a socket was never closed)."""
+    client = await web_client(ws_idle_timeout=1.0, ws_heartbeat=0.1)
+    table = await new_table(store)
+    ws = await connect(client, table.id, init(ANN))  # the client answers every ping (autoping)
+    await recv_state(ws)
+    assert (await recv(ws))["error"] == "idle"
+    assert (await ws.receive(timeout=60)).data == 4408

@@ -500,14 +500,21 @@ async def _read(ws: web.WebSocketResponse, client: Client, request: web.Request,
     """The one reader of ``ws``: pings (presence), until close, error or idleness."""
     settings = request.app[SETTINGS]
     frames = request.app[LIMITS].frames()
+    loop = asyncio.get_running_loop()
+    # Idle means no message of the app's own for ws_idle_timeout s. A deadline, not
+    # receive(timeout=…): aiohttp restarts that timeout on every protocol pong it swallows,
+    # so a socket answering the heartbeat's pings would never be idle.
+    deadline = loop.time() + settings.ws_idle_timeout
     while not ws.closed:
         try:
-            msg = await ws.receive(timeout=settings.ws_idle_timeout)
+            async with asyncio.timeout_at(deadline):
+                msg = await ws.receive()
         except TimeoutError:
             await _fail(ws, CLOSE_IDLE, "idle", "no message for too long")
             return
         if msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED, WSMsgType.ERROR):
             return
+        deadline = loop.time() + settings.ws_idle_timeout
         if frames.take(0):  # over the socket's frame rate: told, then closed (no parsing, no Redis)
             request.app[LIMITS].refused += 1
             await _fail(ws, CLOSE_TOO_FAST, "too_fast", "too many messages, slow down")
