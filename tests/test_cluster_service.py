@@ -119,22 +119,34 @@ class Socket:
         self.http, self.base, self.table_id, self.player = http, base, table_id, player
         self.messages: list[dict[str, Any]] = []
         self.task: asyncio.Task | None = None
+        self.pinger: asyncio.Task | None = None
         self.ws = None
 
     async def open(self) -> None:
         self.ws = await self.http.ws_connect(f"{self.base}/ws/tables/{self.table_id}",
                                              headers=self.player.headers(), heartbeat=10)
         self.task = asyncio.create_task(self._read())
+        self.pinger = asyncio.create_task(self._ping())
 
     async def _read(self) -> None:
         async for msg in self.ws:
             if msg.type.name == "TEXT":
                 self.messages.append(json.loads(msg.data))
 
+    async def _ping(self) -> None:
+        """As the Mini App does: a ping every 20 s (presence; a socket without a message of
+        its own for WS_IDLE_TIMEOUT is closed as idle)."""
+        with contextlib.suppress(Exception):
+            while not self.ws.closed:
+                await asyncio.sleep(20)
+                await self.ws.send_json({"type": "ping"})
+
     def states(self) -> list[dict[str, Any]]:
         return [m for m in self.messages if m.get("type") == "state"]
 
     async def close(self) -> None:
+        if self.pinger is not None:
+            self.pinger.cancel()
         if self.ws is not None:
             await self.ws.close()
         if self.task is not None:
