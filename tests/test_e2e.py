@@ -699,6 +699,11 @@ async def test_penki_game_with_callouts_end_to_end(redis_url: str) -> None:
                     continue
                 steps += 1
                 wants = {p.seat: engine.computer_action(state, p.seat) for p in d.players}
+                if (forgot is not None and forgot != anna.seat and forgot in state.owes
+                        and "how_many:click" not in done):
+                    # Anna catches the quiet one herself (the computer player's own choice may
+                    # let a debt from a give pass, leaving the giver to declare).
+                    wants[anna.seat] = {"a": "how_many"}
                 anna_holds = len(engine.view(state, anna.seat)["hand"] or [])
                 step: tuple[Player, dict[str, Any]] | None = None
                 # Callouts first, as quick players would: declarations, then ЗЕВОК, then the ask.
