@@ -295,6 +295,19 @@ async def until(condition: Callable[[], Awaitable[bool] | bool], timeout: float 
     return await asyncio.wait_for(poll(), timeout)
 
 
+async def play_to_last_move(store, table, now: float):
+    """Apply the computer player's choice for every awaited seat until the next action would
+    end the game: returns ``(table, seat, action)``, that last move left to the test."""
+    import engine
+
+    while True:
+        seat = engine.awaiting(table.state)[0]
+        action = engine.computer_action(table.state, seat)
+        if engine.apply(table.state, seat, action).state.over:
+            return table, seat, action
+        table = (await store.apply(table.id, seat, action, now=now)).table
+
+
 async def wait_subscribed(store, table_id: str, count: int = 1, timeout: float = 60.0) -> None:
     """Until ``count`` pub/sub subscribers listen on ``table_id``'s event channel (Redis PUBSUB
     NUMSUB; on a cluster PUBSUB SHARDNUMSUB on the channel's primary: sharded pub/sub, store.pubsub)."""

@@ -8,6 +8,7 @@ Every test runs on fakeredis and on the real Redis; time is passed in, never wai
 from __future__ import annotations
 
 import pytest
+from conftest import play_to_last_move
 
 import engine
 from store import LobbySettings, Seat, StoreError
@@ -95,12 +96,7 @@ async def test_s7_the_sweeper_compacts_a_finished_game_whose_follow_up_was_lost(
     the finished game's log into its one compact entry (kept 7 days like its summary)."""
     table = await store.create_table(game="prsi", seats=people(2), seed=9)
     now = store.clock()
-    while True:
-        seat = engine.awaiting(table.state)[0]
-        action = engine.computer_action(table.state, seat)
-        if engine.apply(table.state, seat, action).state.over:
-            break
-        table = (await store.apply(table.id, seat, action, now=now)).table
+    table, seat, action = await play_to_last_move(store, table, now)
 
     async def died(*args, **kwargs):
         del store._after_commit

@@ -5,6 +5,8 @@ Every test runs on fakeredis and the real Redis.
 
 from __future__ import annotations
 
+from conftest import play_to_last_move
+
 import engine
 from store import LobbySettings, Seat, User
 
@@ -182,12 +184,7 @@ async def test_sweep_sends_the_end_of_a_match_once_even_if_the_slow_follow_up_co
     table = await store.create_table(game="prsi", seats=people(2), chat_id=-9, seed=9,
                                      settings=LobbySettings(players=2, turn_seconds=None))
     now = store.clock()
-    while True:
-        seat = engine.awaiting(table.state)[0]
-        action = engine.computer_action(table.state, seat)
-        if engine.apply(table.state, seat, action).state.over:
-            break
-        table = (await store.apply(table.id, seat, action, now=now)).table
+    table, seat, action = await play_to_last_move(store, table, now)
     await drain(store)
     lost = crash_after_next_commit(store)
     await store.apply(table.id, seat, action, now=now)

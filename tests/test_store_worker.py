@@ -10,7 +10,7 @@ import random
 import sys
 
 import pytest
-from conftest import until, wait_subscribed
+from conftest import play_to_last_move, until, wait_subscribed
 
 import engine
 from store import LobbySettings, Seat
@@ -276,12 +276,7 @@ async def test_sweep_reschedules_a_commit_whose_process_died_before_scheduling(s
 async def test_sweep_records_a_rated_game_whose_last_commit_lost_its_follow_up(store):
     table = await store.create_table(game="prsi", seats=people(2), settings=OFF, seed=9)
     now = store.clock()
-    while True:
-        seat = engine.awaiting(table.state)[0]
-        action = engine.computer_action(table.state, seat)
-        if engine.apply(table.state, seat, action).state.over:
-            break
-        table = (await store.apply(table.id, seat, action, now=now)).table
+    table, seat, action = await play_to_last_move(store, table, now)
     await _crash_after_next_commit(store)
     await store.apply(table.id, seat, action, now=now)
     assert await store.ledger() == []
@@ -320,12 +315,7 @@ async def test_a_worker_finding_the_game_over_leaves_a_lost_final_follow_up_to_t
     worker finds the game over; the sweeper must still record the rated match."""
     table = await store.create_table(game="prsi", seats=people(2), settings=T30, seed=9)
     now = store.clock()
-    while True:
-        seat = engine.awaiting(table.state)[0]
-        action = engine.computer_action(table.state, seat)
-        if engine.apply(table.state, seat, action).state.over:
-            break
-        table = (await store.apply(table.id, seat, action, now=now)).table
+    table, seat, action = await play_to_last_move(store, table, now)
     await _crash_after_next_commit(store)
     await store.apply(table.id, seat, action, now=now)
     due = await store.next_due(table.id)
