@@ -1314,16 +1314,7 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
                 vs += f", p99 {r['p99_ms'] / floor['p99_ms']:.0f}× raw CAS p99"
         name = f"{r['processes']}p × {r['tables']} tables" + (
             f" overload (paced {r.get('pace_per_s')}/s)" if "pace_per_s" in r else "")
-        figs = (f"{r['moves_per_s']} moves/s, p50/p95/p99 {r['p50_ms']}/{r['p95_ms']}/{r['p99_ms']} ms, "
-                f"CPU {r['server_cpu_ms_per_move']} ms/move, {r['redis_round_trips_per_move']} round trips/move"
-                f"{vs}")
-        if r.get("rejected"):
-            figs += f", rejected {r['rejected']}"
-        if r.get("errors"):
-            figs += f", errors {r['errors']}"
-        if r.get("undelivered") or r.get("out_of_order"):
-            figs += f", undelivered {r['undelivered']}, out of order {r['out_of_order']}"
-        rows.append(("service", name, figs))
+        rows.append(("service", name, run_figures(r, vs)))
     rows += cluster_rows(results.get("cluster"))
     for f in results.get("floor", []):
         rows.append(("service", f"raw CAS, {f['processes']} client process(es)",
@@ -1364,6 +1355,21 @@ def in_order(cluster: dict[str, Any]) -> list[dict[str, Any]]:
     return sorted(runs, key=lambda r: (r.get("round", 0), r.get("backend") == "cluster"))
 
 
+def run_figures(r: dict[str, Any], after_round_trips: str = "") -> str:
+    """One service run's figures as a summary line (``after_round_trips`` goes right after
+    the round trips: the raw-CAS comparison, or where a cluster's were counted)."""
+    figs = (f"{r['moves_per_s']} moves/s, p50/p95/p99 {r['p50_ms']}/{r['p95_ms']}/{r['p99_ms']} ms, "
+            f"CPU {r['server_cpu_ms_per_move']} ms/move, {r['redis_round_trips_per_move']} round trips/move"
+            f"{after_round_trips}")
+    if r.get("rejected"):
+        figs += f", rejected {r['rejected']}"
+    if r.get("errors"):
+        figs += f", errors {r['errors']}"
+    if r.get("undelivered") or r.get("out_of_order"):
+        figs += f", undelivered {r['undelivered']}, out of order {r['out_of_order']}"
+    return figs
+
+
 def cluster_rows(cluster: dict[str, Any] | None) -> list[tuple[str, str, str]]:
     """The summary rows of the cluster column (``--cluster``): each run, then cluster ÷ one Redis."""
     if not cluster:
@@ -1373,17 +1379,11 @@ def cluster_rows(cluster: dict[str, Any] | None) -> list[tuple[str, str, str]]:
                  str(cluster.get("skipped") or cluster.get("error")))]
     rows = []
     for r in in_order(cluster):
-        figs = (f"{r['moves_per_s']} moves/s, p50/p95/p99 {r['p50_ms']}/{r['p95_ms']}/{r['p99_ms']} ms, "
-                f"CPU {r['server_cpu_ms_per_move']} ms/move, {r['redis_round_trips_per_move']} round trips/move")
+        on = ""
         if r.get("backend") == "cluster":
-            figs += (f" on the primaries ({r.get('wait_per_move')} WAIT/move; replicas "
-                     f"{r.get('replica_reads_per_move')} reads/move)")
-        if r.get("rejected"):
-            figs += f", rejected {r['rejected']}"
-        if r.get("errors"):
-            figs += f", errors {r['errors']}"
-        if r.get("undelivered") or r.get("out_of_order"):
-            figs += f", undelivered {r['undelivered']}, out of order {r['out_of_order']}"
+            on = (f" on the primaries ({r.get('wait_per_move')} WAIT/move; replicas "
+                  f"{r.get('replica_reads_per_move')} reads/move)")
+        figs = run_figures(r, on)
         where = "on the cluster" if r.get("backend") == "cluster" else "on one Redis"
         rows.append(("service", f"{r['processes']}p × {r['tables']} tables {where}, round {r.get('round', 0) + 1}", figs))
     for c in cluster_comparison(cluster):
