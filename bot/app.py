@@ -239,6 +239,11 @@ class BotRuntime:
         self._stop.set()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.drain_updates(), timeout=5)
+        if self._polling:
+            # aiogram's start_polling runs getUpdates in tasks of its own: cancelling the task that
+            # awaits it leaves them polling (against a Bot API that may be gone), so it is told to stop.
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.dp.stop_polling(), timeout=5)
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
