@@ -698,12 +698,9 @@ async def test_penki_game_with_callouts_end_to_end(redis_url: str) -> None:
                     await _page_at_version(page, after["version"], timeout=30)
                     continue
                 steps += 1
+                if forgot is not None and forgot not in state.owes and "how_many:click" not in done:
+                    forgot = None  # that chance passed uncaught (Anna was out): another seat's next one
                 wants = {p.seat: engine.computer_action(state, p.seat) for p in d.players}
-                if (forgot is not None and forgot != anna.seat and forgot in state.owes
-                        and "how_many:click" not in done):
-                    # Anna catches the quiet one herself (the computer player's own choice may
-                    # let a debt from a give pass, leaving the giver to declare).
-                    wants[anna.seat] = {"a": "how_many"}
                 anna_holds = len(engine.view(state, anna.seat)["hand"] or [])
                 step: tuple[Player, dict[str, Any]] | None = None
                 # Callouts first, as quick players would: declarations, then ЗЕВОК, then the ask.
@@ -723,6 +720,11 @@ async def test_penki_game_with_callouts_end_to_end(redis_url: str) -> None:
                         if kind == "how_many" and p is not anna and "how_many:click" not in done:
                             continue  # leave the catch to Anna's button
                         step = step or (p, w)
+                if (step is None and forgot is not None and forgot != anna.seat and forgot in state.owes
+                        and anna.seat not in state.places and "how_many:click" not in done):
+                    # Anna catches the quiet one herself, before any ordinary move closes the
+                    # window (the computer player's own choice lets a debt from a give pass).
+                    step = (anna, {"a": "how_many"})
                 if step is None:
                     seat = engine.awaiting(state)[0]
                     p = d.by_seat[seat]
