@@ -14,7 +14,6 @@ from store.models import (
     Seat,
     StoreError,
     Table,
-    TooFast,
     User,
 )
 from store.settings import StoreSettings
@@ -33,7 +32,6 @@ __all__ = [
     "StoreError",
     "StoreSettings",
     "Table",
-    "TooFast",
     "User",
     "redis_answers",
 ]
