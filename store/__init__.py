@@ -14,6 +14,7 @@ from store.models import (
     Seat,
     StoreError,
     Table,
+    TooFast,
     User,
 )
 from store.settings import StoreSettings
@@ -32,6 +33,7 @@ __all__ = [
     "StoreError",
     "StoreSettings",
     "Table",
+    "TooFast",
     "User",
     "redis_answers",
 ]

@@ -63,6 +63,14 @@ def _lua(name: str) -> str:
     return resources.files("store").joinpath(name).read_text(encoding="utf-8")
 
 
+def _lua_composed(name: str, **parts: str) -> str:
+    """Script ``name`` preceded by each of ``parts`` (function name → script file) as
+    ``local function <name>(KEYS, ARGV) <that script> end``: the scripts run unchanged
+    inside one call (their ``return`` is the function's), e.g. ``move.lua``."""
+    defs = [f"local function {fn}(KEYS, ARGV)\n{_lua(file)}\nend\n" for fn, file in parts.items()]
+    return "".join(defs) + _lua(name)
+
+
 def _s(value: Any) -> Any:
     return value.decode() if isinstance(value, bytes) else value
 
@@ -118,6 +126,8 @@ class StoreBase:
     clock: Callable[[], float]
     _rng: random.Random
     _commit: Any  # store.durable.Replicated around commit.lua
+    _move: Any  # … around move.lua (bucket, commit and follow-up at once), None on a cluster
+    fused: bool  # whether a move is one move.lua call (a single Redis)
     shards: int  # shards of the deadlines, versions and outbox (store.keys.shard_of)
     _cas: AsyncScript
     _schedule: AsyncScript

@@ -25,6 +25,7 @@ ERROR_CODES = (
     "expired",      # the lobby/table expired
     "invalid",      # a bad argument (unknown game, players out of range, bad turn time)
     "busy",         # the compare-and-set kept losing (should not happen in practice)
+    "too_fast",     # the user's action bucket is empty (TooFast: ``wait`` seconds until a token)
 )
 
 
@@ -35,6 +36,15 @@ class StoreError(Exception):
         super().__init__(f"{code}: {detail}" if detail else code)
         self.code = code
         self.detail = detail
+
+
+class TooFast(StoreError):
+    """``Store.apply`` with a ``limit``: the user's action bucket had no token (nothing was
+    applied); ``wait``: seconds until one is back (``store.limits``)."""
+
+    def __init__(self, wait: float) -> None:
+        super().__init__("too_fast", "too many actions, slow down")
+        self.wait = float(wait)
 
 
 LANGUAGES = ("en", "cs", "ru")  # what Karty speaks (S8); English is the default

@@ -176,9 +176,14 @@ class Schedule(StoreBase):
                                 entries: list[dict[str, Any]] | None = None) -> None:
         """One table's follow-up through ``schedule.lua``, batched with this process's
         concurrent ones: while one call is in flight, the next ones gather for one call."""
-        group = [table_id, version, repr(dues[0][0]) if dues else "", flag, len(entries or ()),
-                 *(_dumps(e) for e in entries or ())]
-        await self._followups.add(group)
+        await self._followups.add(self._followup(table_id, version, dues, flag, entries))
+
+    @staticmethod
+    def _followup(table_id: str, version: int, dues: list[tuple[float, str]], flag: str,
+                  entries: list[dict[str, Any]] | None = None) -> list[Any]:
+        """One table's values for ``schedule.lua`` (its ARGV after the first; see there)."""
+        return [table_id, version, repr(dues[0][0]) if dues else "", flag, len(entries or ()),
+                *(_dumps(e) for e in entries or ())]
 
     def _shard(self, table_id: str) -> int:
         """The shard of the deadlines, versions and outbox holding ``table_id`` (:func:`store.keys.shard_of`)."""

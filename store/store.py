@@ -58,6 +58,7 @@ from store.common import (
     SWEEP_SETTLE,
     TABLE_TTL,
     _lua,
+    _lua_composed,
     driver_kwargs,
 )
 from store.computers import Brains
@@ -132,6 +133,12 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         # A commit is answered only once a replica has it (store.durable): {1,..} wrote, {2,..} a repeat.
         self._commit = Replicated(redis, redis.register_script(_lua("commit.lua")), replicas,
                                   wrote=lambda res: int(res[0]) == 1, vouches=lambda res: int(res[0]) == 2)
+        # On a single Redis a move's bucket, commit and follow-up are one script (move.lua):
+        # one round trip per move; on a cluster their keys are in different slots.
+        self.fused = not is_cluster(redis)
+        self._move = Replicated(redis, redis.register_script(_lua_composed(
+            "move.lua", bucket="bucket.lua", commit="commit.lua", schedule="schedule.lua")), replicas,
+            wrote=lambda res: int(res[0]) == 1, vouches=lambda res: int(res[0]) == 2) if self.fused else None
         self._cas = redis.register_script(_lua("cas.lua"))
         self._schedule = redis.register_script(_lua("schedule.lua"))
         self._claim = redis.register_script(_lua("claim.lua"))
@@ -208,7 +215,7 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         finally:
             for conn in taken:
                 await pool.release(conn)
-        for script in (self._commit, self._cas, self._schedule, self._claim, self._release, self._record,
+        for script in (*([self._move] if self._move is not None else []), self._commit, self._cas, self._schedule, self._claim, self._release, self._record,
                        self._bucket, self._sockets, self._compact_log):
             await self.redis.script_load(script.script)
         return len(taken)

@@ -36,6 +36,7 @@ from store.common import (
     FINISHED_TTL,
     INDEX_KEEP,
     MAX_TRIES,
+    OUTBOX_MAXLEN,
     SCHEMA,
     TABLE_TTL,
     StoreBase,
@@ -53,6 +54,7 @@ from store.models import (
     Seat,
     StoreError,
     Table,
+    TooFast,
 )
 
 
@@ -243,6 +245,7 @@ class Tables(StoreBase):
         *,
         now: float | None = None,
         known: Known | None = None,
+        limit: tuple[int, float, int] | None = None,
     ) -> ApplyResult:
         """Apply ``action`` by ``seat`` and commit it exactly once.
 
@@ -267,9 +270,44 @@ class Tables(StoreBase):
         Once committed, the move is reported as done even if its follow-up fails
         (Redis unreachable a moment later): :meth:`sweep` redoes that follow-up.
 
+        ``limit``: ``(user_id, rate, burst)``, a token of the user's action bucket
+        (:meth:`store.limits.Limits.take_action`) is taken for this call, whatever its
+        outcome; an empty bucket raises :class:`store.models.TooFast` and applies nothing.
+        On a single Redis the bucket, the commit and its follow-up are one ``move.lua``
+        call: a move is **one round trip** (a game's last move excepted: its ledger and
+        compaction come first, then the follow-up). On a Redis Cluster the three are
+        separate calls (their keys are in different slots), the bucket's first.
+
         Raises ``engine.Rejected`` (the rules' reason), ``StoreError``: ``not_found``,
-        ``stale``, ``invalid`` (unknown ``by``, client_action_id over 200 characters), ``busy``.
+        ``stale``, ``invalid`` (unknown ``by``, client_action_id over 200 characters), ``busy``,
+        ``too_fast`` (:class:`store.models.TooFast`, with ``limit``).
         """
+        bucket: list[Any] | None = None
+        if limit is not None:
+            user_id, rate, burst = limit
+            bucket = [self.keys.action_bucket(user_id), repr(self.clock()), repr(float(rate)), int(burst)]
+            if not self.fused:
+                await self._take_token(bucket)
+                bucket = None
+        pending = [bucket]  # the token still to take: with the commit (move.lua), or below
+        try:
+            return await self._apply(table_id, seat, action, client_action_id, expected_version, by,
+                                     now=now, known=known, pending=pending)
+        except (Rejected, StoreError) as e:
+            if pending[0] is not None and not isinstance(e, TooFast):
+                await self._take_token(pending[0])  # refused before the commit: it still costs a token
+            raise
+
+    async def _take_token(self, bucket: list[Any]) -> None:
+        """``bucket.lua`` alone: ``bucket`` is ``[key, now, rate, burst]``; raises ``TooFast`` when empty."""
+        wait = float(await self._bucket(keys=bucket[:1], args=bucket[1:]))
+        if wait > 0:
+            raise TooFast(wait)
+
+    async def _apply(self, table_id: str, seat: str, action: Mapping[str, Any], client_action_id: str | None,
+                     expected_version: int | None, by: str, *, now: float | None, known: Known | None,
+                     pending: list[Any]) -> ApplyResult:
+        """:meth:`apply` itself; ``pending[0]``: the bucket's token still to take (set to None once taken)."""
         if by not in BYS:
             raise StoreError("invalid", f"by must be one of {BYS}")
         if not isinstance(action, Mapping):
@@ -341,28 +379,45 @@ class Tables(StoreBase):
             texts = self.live.render(done, outcome.events, by) if self.live.render is not None else None
             doc_text = _dumps(new)
             head, tail = pack(new["version"], doc_text, texts)
+            keys = [self.keys.table(table_id), self.keys.log(table_id), self.keys.cids(table_id)]
+            args = [str(doc["version"]), new["version"], doc_text, f"{_dumps(entry)}\t{_dumps(outcome.events)}",
+                    cid_field, FINISHED_TTL if over else TABLE_TTL, self.keys.events(table_id), "1" if over else "0",
+                    head, tail, self.live.publish]
+            fused = self.fused and not over  # the follow-up inside the commit's call (move.lua)
             self.live.expect(table_id, new["version"])
             try:
-                res = await self._commit(
-                    keys=[self.keys.table(table_id), self.keys.log(table_id), self.keys.cids(table_id)],
-                    args=[str(doc["version"]), new["version"], doc_text,
-                          f"{_dumps(entry)}\t{_dumps(outcome.events)}", cid_field,
-                          FINISHED_TTL if over else TABLE_TTL, self.keys.events(table_id), "1" if over else "0",
-                          head, tail, self.live.publish],
-                )
+                bucket = pending[0]
+                if fused:
+                    followup = self._followup(table_id, new["version"], self._dues(new), "0",
+                                              self._commit_entries(new, outcome.events, new_turns))
+                    token = bucket[1:] if bucket else []
+                    res = await self._move(
+                        keys=[*keys, bucket[0] if bucket else keys[0], *self._sched_keys(self._shard(table_id))],
+                        args=[len(args), len(token), *args, *token, OUTBOX_MAXLEN, *followup],
+                    )
+                    pending[0] = None
+                else:
+                    if bucket is not None:
+                        await self._take_token(bucket)
+                        pending[0] = None
+                    res = await self._commit(keys=keys, args=args)
             except BaseException:
                 self.live.abandon(table_id)
                 raise
             code = int(res[0])
+            if code == 3:
+                self.live.abandon(table_id)
+                raise TooFast(float(res[1]))
             if code != 1:
                 current = Known.parse(res[2 if code == 0 else 3]) if code in (0, 2) and res[-1] else None
                 self.live.abandon(table_id, current)
             if code == 1:
                 self.live.committed(done, texts)  # this process's sockets, at once
-                try:
-                    await self._after_commit(new, outcome.events, new_turns, t)
-                except Exception:  # committed: the move stands; Store.sweep redoes the follow-up
-                    log.exception("follow-up of table %s version %s failed", table_id, new["version"])
+                if not fused:
+                    try:
+                        await self._after_commit(new, outcome.events, new_turns, t)
+                    except Exception:  # committed: the move stands; Store.sweep redoes the follow-up
+                        log.exception("follow-up of table %s version %s failed", table_id, new["version"])
                 return ApplyResult(version=new["version"], events=outcome.events, table=done.table)
             if code == 2:
                 return self._duplicate_result(current or known, _s(res[1]), res[2])

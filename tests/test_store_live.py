@@ -63,23 +63,61 @@ class Trips:
         del self.store.redis.pipeline
 
 
-async def test_a_move_on_a_known_table_is_one_round_trip_before_its_follow_up(store):
-    """POST → apply on the known document → one script (commit, log, id, publish); the
-    follow-up (due time, outbox) is the one further call, off the sockets' path."""
-    table = await store.create_table(game="prsi", seats=people(), settings=OFF, seed=3, chat_id=-7)
+TIMED = LobbySettings(players=3, turn_seconds=30)
+
+
+async def test_a_move_on_a_known_table_is_one_round_trip(store):
+    """POST → apply on the known document → one script: on a single Redis the action bucket's
+    token, the commit (log, id, publish) and its follow-up (due time, outbox entries) at once
+    (move.lua); on a cluster the bucket, the commit and the batched follow-up are three calls."""
+    table = await store.create_table(game="prsi", seats=people(), settings=TIMED, seed=3, chat_id=-7)
     known = await store.current(table.id)  # subscribes and reads once
     warm = await store.apply(table.id, *next_move(known.state))  # the scripts are loaded now
     trips = Trips(store)
     try:
         seat, action = next_move(warm.table.state)
-        res = await store.apply(table.id, seat, action, client_action_id=uuid.uuid4().hex)
+        res = await store.apply(table.id, seat, action, client_action_id=uuid.uuid4().hex,
+                                limit=(100, 10.0, 20))
     finally:
         trips.close()
     assert res.version == table.version + 2
-    # the commit: the only call before the sockets are fed (on a cluster pipelined with WAIT 1, store.durable)
-    assert trips.commands[0] in ("EVALSHA", "PIPELINE:EVALSHA,WAIT")
-    assert len(trips.commands) == 2, trips.commands  # … and the batched follow-up
+    if store.fused:
+        assert trips.commands == ["EVALSHA"], trips.commands
+    else:  # the bucket, then the commit (pipelined with WAIT 1, store.durable), then the follow-up
+        assert trips.commands[1] == "PIPELINE:EVALSHA,WAIT" and len(trips.commands) == 3, trips.commands
     assert store.live.peek(table.id).version == res.version  # known here without a read
+    # … and the follow-up is there: the next turn's due time, its version, the turn's outbox entry
+    shard = store._shard(table.id)
+    due = await store.redis.zscore(store.keys.deadlines_of(shard), table.id)
+    assert due == pytest.approx(res.table.deadline, abs=0.01)
+    assert int(await store.redis.hget(store.keys.deadline_versions_of(shard), table.id)) == res.version
+    entries = await store.redis.xrange(store.keys.outbox_of(shard))
+    assert any('"kind": "turn"' in f["data"] or '"kind":"turn"' in f["data"] for _, f in entries
+               if f"{res.version}" in f["data"]), entries
+    assert float(await store.redis.hget(store.keys.action_bucket(100), "t")) == pytest.approx(19, abs=0.1)
+
+
+async def test_an_empty_bucket_refuses_the_move_and_applies_nothing(store):
+    """``limit``: a move with no token left raises TooFast (seconds to wait) and changes nothing;
+    a move the rules refuse still costs its token (a held-down button is limited either way)."""
+    from store import TooFast
+
+    table = await store.create_table(game="prsi", seats=people(), settings=TIMED, seed=8, chat_id=-7)
+    state = (await store.current(table.id)).state
+    seat, action = next_move(state)
+    wrong = next(s for s in state.players if s != seat)
+    with pytest.raises(Rejected):
+        await store.apply(table.id, wrong, action, limit=(100, 1.0, 2))
+    first = await store.apply(table.id, seat, action, limit=(100, 1.0, 2))  # the second token
+    due = await store.redis.zscore(store.keys.deadlines_of(store._shard(table.id)), table.id)
+    with pytest.raises(TooFast) as err:
+        await store.apply(table.id, *next_move(first.table.state), client_action_id="late", limit=(100, 1.0, 2))
+    assert 0 < err.value.wait <= 1.0
+    assert (await store.get_table(table.id)).version == first.version
+    assert [e["version"] for e in await store.log(table.id)] == [first.version]
+    assert await store.redis.zscore(store.keys.deadlines_of(store._shard(table.id)), table.id) == due
+    assert not await store.redis.hget(store.keys.cids(table.id), f"{seat}|late")
+    assert store.live.peek(table.id).version == first.version
 
 
 async def test_a_stale_known_document_costs_one_retry_and_no_reload(store, store_factory):

@@ -156,6 +156,9 @@ def crash_after_next_commit(store) -> list[tuple]:
     Returns a list that receives the lost follow-up's arguments (to replay it late)."""
     lost: list[tuple] = []
     real = store._after_commit
+    # On a single Redis a move's follow-up is in its commit's script (move.lua), so no process
+    # can die between the two; the separate follow-up (a cluster's, or a game's last move) can.
+    store.fused = False
 
     async def died(*args):
         lost.append(args)

@@ -246,7 +246,9 @@ async def test_a_timer_move_is_published_as_played_for_the_seat(store):
 
 
 async def _crash_after_next_commit(store) -> None:
-    """The next apply commits, then its process 'dies' before scheduling, outbox and ledger."""
+    """The next apply commits, then its process 'dies' before scheduling, outbox and ledger
+    (the follow-up as a call of its own, as on a cluster: on a single Redis it is in move.lua)."""
+    store.fused = False
 
     async def died(*args, **kwargs):
         del store._after_commit
@@ -374,6 +376,7 @@ async def test_a_failing_follow_up_does_not_report_a_committed_move_as_failed(st
         await store.tick(now=now)
         table = await store.get_table(table.id)
     real = store._schedule
+    store.fused = False  # the follow-up as a call of its own (a cluster's; on one Redis it is in move.lua)
 
     async def unreachable(*args, **kwargs):
         store._schedule = real

@@ -14,12 +14,12 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 import engine
 from engine.ratings import period_keys
 from store.common import ROUND_HOLD
-from store.models import language_of
+from store.models import TooFast, language_of
 from webapp.auth import Identity
 from webapp.clock import stamp
 from webapp.errors import ApiError, dumps
@@ -278,31 +278,40 @@ async def post_action(request: web.Request) -> web.Response:
     ``game_over``), 429 ``too_fast`` (with ``Retry-After`` and ``retry_after``).
     """
     who = await identify(request)
-    wait = await request.app[LIMITER].take(who.id)
-    if wait > 0:
+    limiter = request.app[LIMITER]
+    try:  # every POST costs a token of the user's shared bucket (429 first when it is empty)
+        try:
+            body: ActionRequest = await read_model(request, ActionRequest)
+            known = await known_or_404(request)  # the same document the move is applied on
+            seat = known.seat_of(who.id)
+            if seat is None:
+                raise ApiError(403, "not_seated", "you have no seat at this table")
+            if body.seat is not None and body.seat != seat:
+                raise ApiError(403, "not_your_seat", "you may act only for your own seat")
+        except (ApiError, ValidationError):
+            wait = await limiter.take(who.id)
+            if wait > 0:
+                raise TooFast(wait) from None
+            raise
+        # the token is taken in the move's own round trip (store.apply's limit)
+        result = await request.app[STORE].apply(
+            known.doc["id"],
+            seat,
+            body.action.as_engine(),
+            client_action_id=body.client_action_id,
+            expected_version=body.version,
+            by="player",
+            known=known,
+            limit=limiter.spec(who.id),
+        )
+    except TooFast as e:
         raise ApiError(
             429,
             "too_fast",
             "too many actions, slow down",
-            headers={"Retry-After": str(max(1, math.ceil(wait)))},
-            retry_after=round(wait, 3),
-        )
-    body: ActionRequest = await read_model(request, ActionRequest)
-    known = await known_or_404(request)  # the same document the move is applied on
-    seat = known.seat_of(who.id)
-    if seat is None:
-        raise ApiError(403, "not_seated", "you have no seat at this table")
-    if body.seat is not None and body.seat != seat:
-        raise ApiError(403, "not_your_seat", "you may act only for your own seat")
-    result = await request.app[STORE].apply(
-        known.doc["id"],
-        seat,
-        body.action.as_engine(),
-        client_action_id=body.client_action_id,
-        expected_version=body.version,
-        by="player",
-        known=known,
-    )
+            headers={"Retry-After": str(max(1, math.ceil(e.wait)))},
+            retry_after=round(e.wait, 3),
+        ) from None
     feed = request.app[HUB].feeds.get(known.doc["id"])  # the sockets' view of it, if made here
     view = feed.view(result.version, seat) if feed is not None else None
     return ok(

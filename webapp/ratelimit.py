@@ -82,6 +82,10 @@ class SharedBuckets:
     async def take(self, key: Any) -> float:
         return await self.store.take_action(key, self.rate, self.burst)
 
+    def spec(self, user_id: int) -> tuple[int, float, int]:
+        """``store.apply``'s ``limit``: the token taken in the move's own round trip."""
+        return (user_id, self.rate, self.burst)
+
 
 class SocketLeases:
     """At most ``cap`` open sockets per user across every process (``store.open_socket``).
