@@ -490,11 +490,13 @@ async def _probe(run: Run) -> None:
     if not live:
         return
     t = random.Random(len(run.answers)).choice(live)
-    for p in t.people:
+    # Never the person letting a turn run out (Table.stalls): their turn is the timer's to play.
+    people = [p for p in t.people if all(p.seat != seat for seat, _ in t.stalls)]
+    for p in people:
         status, data = await run.request(t.id, "get", "GET", f"/api/tables/{t.id}", p.headers())
         view = data.get("view") if status == 200 else None
         legal = [a for a in (view or {}).get("legal") or [] if a["a"] not in CALLOUTS]
-        if legal or p is t.people[-1]:
+        if legal or p is people[-1]:
             cid = uuid.uuid4().hex
             run.probes[cid] = t.id
             body = {"action": legal[0] if legal else {"a": "draw"}, "client_action_id": cid}
