@@ -23,7 +23,7 @@ Actions are dicts in the replay notation without ``p``: ``{"a": "play", "card":
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import ModuleType
 from typing import Any
 
@@ -43,6 +43,7 @@ __all__ = [
     "new_game",
     "observer",
     "view",
+    "views",
 ]
 
 GAMES: tuple[str, ...] = ("prsi", "penki")
@@ -136,6 +137,13 @@ def view(state: Any, seat: str | None) -> dict[str, Any]:
     except KeyError:
         fn = _bind(_VIEW, "view", state)
     return fn(state, seat)
+
+
+def views(state: Any, seats: Iterable[str | None]) -> dict[str | None, dict[str, Any]]:
+    """``{seat: view(state, seat)}`` for each of ``seats`` at once, equal to one :func:`view`
+    call each but cheaper: the parts every seat sees alike are built once and shared by
+    the views (read-only). Never the stock order, another hand or stumps (S3)."""
+    return _mod(state).views(state, seats)
 
 
 def observer(state: Any) -> dict[str, Any]:

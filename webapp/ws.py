@@ -144,15 +144,16 @@ class Client:
 
 def state_message(
     table: Any, seat: str | None, events: list[dict[str, Any]], by: str | None,
-    seats: list[dict[str, Any]] | None = None,
+    seats: list[dict[str, Any]] | None = None, view: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The ``state`` message of ``table`` for ``seat`` (``seats``: the dumped seats, if at hand)."""
+    """The ``state`` message of ``table`` for ``seat`` (``seats``: the dumped seats, ``view``:
+    ``seat``'s view, if at hand)."""
     return {
         "type": "state",
         "table": table.id,
         "version": table.version,
         "seat": seat,
-        "view": engine.view(table.state, seat),
+        "view": engine.view(table.state, seat) if view is None else view,
         "events": events,
         "deadline": table.deadline,
         "seats": [s.model_dump() for s in table.seats] if seats is None else seats,
@@ -170,12 +171,13 @@ class Frames:
     is a stub ``{type, version, lazy}`` for a ready-made text).
     """
 
-    __slots__ = ("_by", "_events", "_known", "_out", "_seats", "_texts")
+    __slots__ = ("_by", "_events", "_known", "_out", "_seats", "_texts", "_views")
 
     def __init__(self, known: Any, events: list[dict[str, Any]] | None = None, by: str | None = None,
                  texts: dict[str, str] | None = None) -> None:
         self._known, self._events, self._by, self._texts = known, events, by, texts or {}
         self._seats: list[dict[str, Any]] | None = None
+        self._views: dict[str | None, dict[str, Any]] | None = None
         self._out: dict[str | None, tuple[dict[str, Any], str]] = {}
 
     def get(self, seat: str | None) -> tuple[dict[str, Any], str]:
@@ -198,7 +200,10 @@ class Frames:
         table = known.table
         if self._seats is None:
             self._seats = [s.model_dump() for s in table.seats]
-        msg = state_message(table, seat, events, by, self._seats)
+        if self._views is None:  # every seat's view and the spectators' at once (engine.views)
+            self._views = engine.views(table.state, [*(s["seat"] for s in self._seats), None])
+        view = self._views.get(seat)
+        msg = state_message(table, seat, events, by, self._seats, view)
         return msg, dumps(msg)
 
     def view(self, seat: str | None) -> dict[str, Any] | None:
