@@ -16,7 +16,6 @@ from typing import Any
 
 from aiogram import Bot, Dispatcher
 from aiogram.client.default import DefaultBotProperties
-from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 from aiogram.types import Update
 from aiohttp import web
@@ -29,16 +28,17 @@ from bot.lobbies import LobbyMessages
 from bot.middlewares import ChatMembersMiddleware, DedupeMiddleware, SenderlessMiddleware
 from bot.notifier import Notifier
 from bot.sender import Sender
+from bot.session import Session
 from bot.settings import BotSettings
 from bot.webhook import WebhookHandler
 
 log = logging.getLogger(__name__)
 
 def create_bot(settings: BotSettings) -> Bot:
-    """An aiogram ``Bot`` (HTML parse mode) on ``TELEGRAM_API_URL`` when set, else Telegram's."""
-    session = None
-    if settings.telegram_api_url:
-        session = AiohttpSession(api=TelegramAPIServer.from_base(settings.telegram_api_url))
+    """An aiogram ``Bot`` (HTML parse mode) on ``TELEGRAM_API_URL`` when set, else Telegram's,
+    through :class:`bot.session.Session`."""
+    session = Session(api=TelegramAPIServer.from_base(settings.telegram_api_url)) if settings.telegram_api_url \
+        else Session()
     return Bot(settings.bot_token, session=session, default=DefaultBotProperties(parse_mode="HTML"))
 
 
