@@ -8,7 +8,6 @@ called as objects (redis-py reloads them on NOSCRIPT).
 from __future__ import annotations
 
 import logging
-import os
 import random
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -109,10 +108,11 @@ def driver_kwargs() -> dict[str, Any]:
     """Connection arguments naming the client once: redis-py looks its own version up in
     the package metadata on every new connection (about 1 ms each) unless it is given.
 
-    Replies are parsed by hiredis (C) when it is installed, as redis-py does by default;
-    ``KARTY_REDIS_PARSER=python`` makes it redis-py's own parser (to compare the two, or
-    should hiredis misbehave). Raises ``ValueError`` for another value.
+    Replies are parsed by hiredis (C) when it is installed, as redis-py does by default,
+    unless ``KARTY_HIREDIS=0`` (:func:`store.connect.hiredis_wanted`): then by redis-py's own parser.
     """
+    from store.connect import hiredis_wanted
+
     out: dict[str, Any]
     try:
         from redis.driver_info import DriverInfo
@@ -120,13 +120,10 @@ def driver_kwargs() -> dict[str, Any]:
         out = {"lib_version": _lib_version()}
     else:
         out = {"driver_info": DriverInfo(lib_version=_lib_version())}
-    parser = os.environ.get("KARTY_REDIS_PARSER", "").strip().lower()
-    if parser == "python":
+    if not hiredis_wanted():
         from redis._parsers import _AsyncRESP3Parser  # redis-py turns it into RESP2's for protocol 2
 
         out["parser_class"] = _AsyncRESP3Parser
-    elif parser not in ("", "auto"):
-        raise ValueError(f"KARTY_REDIS_PARSER must be 'auto' or 'python', not {parser!r}")
     return out
 
 

@@ -62,7 +62,7 @@ from store.common import (
     driver_kwargs,
 )
 from store.computers import Brains
-from store.connect import connect, is_cluster, wants_cluster
+from store.connect import connect, hiredis_packing, is_cluster, wants_cluster
 from store.durable import Replicated
 from store.events import Events
 from store.flags import Flags
@@ -185,7 +185,7 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
                              socket_timeout=timeout, socket_connect_timeout=timeout,
                              decode_responses=True, **driver_kwargs())
             return cls(client, prefix=prefix, **kwargs)
-        pool = BlockingConnectionPool.from_url(
+        pool = hiredis_packing(BlockingConnectionPool.from_url(
             url,
             max_connections=pool_size,
             timeout=pool_timeout,
@@ -193,7 +193,7 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
             socket_connect_timeout=timeout,
             decode_responses=True,
             **driver_kwargs(),
-        )
+        ))
         return cls(Redis(connection_pool=pool), prefix=prefix, **kwargs)
 
     async def warm(self, connections: int | None = None) -> int:

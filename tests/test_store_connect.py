@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest import CLUSTER_URL
+from conftest import CLUSTER_URL, unique_prefix
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
@@ -97,3 +97,61 @@ async def test_a_burst_beyond_the_cluster_pool_waits_its_turn_then_fails_as_unav
         assert await client.get(key) is None
     finally:
         await client.aclose()
+
+
+ARGS = [
+    ("SET", "k", "žluťoučký kůň ♠", "EX", 30),
+    ("EVALSHA", "a" * 40, 2, "k1", "k2", 0.1, 1e20, -3, 1733000000.123456, b"\x00\xff raw", "x" * 70000),
+    ("CONFIG GET", "maxmemory"),
+    (b"CLIENT SETNAME", b"karty"),
+]
+
+
+@pytest.mark.parametrize("args", ARGS)
+def test_hiredis_packs_every_command_as_redis_py_does(args):
+    """The C packer's bytes are redis-py's own, command words split, every argument type we send."""
+    from redis.asyncio.connection import Connection
+
+    from store.connect import HiredisPacking, hiredis
+
+    if hiredis is None:
+        pytest.skip("hiredis is not installed")
+    fast = type("Fast", (HiredisPacking, Connection), {})()
+    assert b"".join(fast.pack_command(*args)) == b"".join(Connection().pack_command(*args))
+
+
+def test_what_hiredis_does_not_take_goes_to_redis_pys_packer():
+    from redis.asyncio.connection import Connection
+    from redis.exceptions import DataError
+
+    from store.connect import HiredisPacking
+
+    fast = type("Fast", (HiredisPacking, Connection), {})()
+    assert b"".join(fast.pack_command("SET", "k", memoryview(b"abc"))) == \
+        b"".join(Connection().pack_command("SET", "k", memoryview(b"abc")))
+    with pytest.raises(DataError):
+        fast.pack_command("SET", "k", True)
+    with pytest.raises(DataError):
+        fast.pack_command("SET", "k", None)
+
+
+@pytest.mark.redis
+async def test_a_store_on_one_redis_packs_with_hiredis_unless_turned_off(monkeypatch, redis_url):
+    """``Store.from_url`` packs with hiredis (when installed) and really talks to Redis so;
+    ``KARTY_HIREDIS=0`` gives redis-py's own packer and parser."""
+    from store.connect import HiredisPacking, hiredis
+
+    prefix = unique_prefix()
+    for off in (False, True):
+        if off:
+            monkeypatch.setenv("KARTY_HIREDIS", "0")
+        store = Store.from_url(redis_url, prefix=prefix)
+        try:
+            pool = store.redis.connection_pool
+            assert issubclass(pool.connection_class, HiredisPacking) == (hiredis is not None and not off)
+            key = f"{prefix}:packed"
+            await store.redis.set(key, "žluť ♠ " + "x" * 70000, ex=30)
+            assert await store.redis.get(key) == "žluť ♠ " + "x" * 70000
+            await store.redis.delete(key)
+        finally:
+            await store.close()

@@ -177,21 +177,27 @@ async def test_a_versions_state_message_is_built_once_per_seat_and_shared(store,
 
     seats = [Seat(seat=f"u{u}", user_id=u, name=f"P{u}") for u in (ANN, BOB)]
     table = await store.create_table(game="prsi", seats=seats, settings=LobbySettings(players=2, turn_seconds=None))
-    views = []
-    real_view = webapp.ws.engine.view
+    views = []  # the seats of each engine.views / engine.view call: all of a version's views at once
+    real_view, real_views = webapp.ws.engine.view, webapp.ws.engine.views
 
-    def counting(state, seat):
-        views.append(seat)
+    def counting_one(state, seat):
+        views.append([seat])
         return real_view(state, seat)
 
-    monkeypatch.setattr(webapp.ws.engine, "view", counting)
+    def counting(state, seats):
+        seats = list(seats)
+        views.append(seats)
+        return real_views(state, seats)
+
+    monkeypatch.setattr(webapp.ws.engine, "view", counting_one)
+    monkeypatch.setattr(webapp.ws.engine, "views", counting)
     known = await store.current(table.id)
     frames = Frames(known, [], None)
     clients = [Client(None, ANN, f"u{ANN}", 4) for _ in range(3)] + [Client(None, BOB, f"u{BOB}", 4)]
     clients += [Client(None, 999, None, 4) for _ in range(2)]
     for client in clients:
         client.offer(*frames.get(client.seat))
-    assert sorted(views, key=str) == sorted([f"u{ANN}", f"u{BOB}", None], key=str)
+    assert len(views) == 1 and sorted(views[0], key=str) == sorted([f"u{ANN}", f"u{BOB}", None], key=str)
     texts = [client.queue.get_nowait()[1] for client in clients]
     assert texts[0] is texts[1] is texts[2]  # the very same string for every socket of a seat
     for text, client in zip(texts, clients, strict=True):
