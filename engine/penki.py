@@ -652,11 +652,6 @@ _HANDLERS = {
 # ---------------------------------------------------------------- the API
 
 
-def _copy_event(e: dict[str, Any]) -> dict[str, Any]:
-    """A copy of an event that shares no list or dict with the state's ``last``."""
-    return {k: (v.copy() if isinstance(v, list | dict) else v) for k, v in e.items()}
-
-
 def apply(state: PenkiState, seat: str, action: Mapping[str, Any]) -> engine.Outcome:
     """Apply ``action`` (replay notation, FORMAT.md) by ``seat``; returns ``Outcome(state, events)``.
 
@@ -768,7 +763,8 @@ def view(state: PenkiState, seat: str | None) -> dict[str, Any]:
     Own hand, everyone's counts, piles' tops and sizes, the drawn card, the table,
     whose turn, who declared, the penalty in progress, places so far, the last
     events. Never the stock order, a stump card, a blunder or an open «ЗЕВОК!»
-    window, or who owes a declaration.
+    window, or who owes a declaration. ``last`` holds the state's own event dicts (never
+    changed once made): read-only.
     """
     s = state
     me = seat if seat in s.players else None
@@ -786,7 +782,7 @@ def view(state: PenkiState, seat: str | None) -> dict[str, Any]:
         "to_move": s.to_move, "dealer": s.dealer, "over": s.over, "places": dict(s.places),
         "balances": dict(s.balances) if s.balances is not None else None,
         "legal": [dict(x) for x in legal_actions(s, me)] if me is not None else [],
-        "last": [_copy_event(e) for e in s.last],
+        "last": list(s.last),  # events are never changed once made: shared, read-only
         "phase": s.phase, "stock": len(s.stock), "drawn": s.drawn, "table": list(s.table),
         "discarded": s.discarded, "penalty": s.penalty, "penalty_queue": list(s.penalty_queue),
     }
@@ -940,7 +936,7 @@ def dump(state: PenkiState) -> dict[str, Any]:
         "declared": list(s.declared), "penalty_to": s.penalty_to, "penalty_from": list(s.penalty_from),
         "penalty_queue": list(s.penalty_queue), "places": dict(s.places),
         "balances": dict(s.balances) if s.balances is not None else None,
-        "last": [_copy_event(e) for e in s.last],
+        "last": list(s.last),  # events are never changed once made: shared, read-only
     }
 
 
@@ -962,5 +958,5 @@ def load(data: Mapping[str, Any]) -> PenkiState:
         penalty_to=data["penalty_to"], penalty_from=tuple(data["penalty_from"]),
         penalty_queue=tuple(data["penalty_queue"]), places=dict(data["places"]),
         balances=dict(data["balances"]) if data["balances"] is not None else None,
-        last=tuple(_copy_event(e) for e in data["last"]),
+        last=tuple(data["last"]),
     )

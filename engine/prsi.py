@@ -434,10 +434,6 @@ def _play(n: PrsiState, i: int, card: str, suit: str | None) -> list[dict[str, A
     return events
 
 
-def _copy_event(e: dict[str, Any]) -> dict[str, Any]:
-    return {k: (dict(v) if isinstance(v, dict) else v) for k, v in e.items()}
-
-
 # ---------------------------------------------------------------- queries
 
 
@@ -493,6 +489,7 @@ def view(state: PrsiState, seat: str | None) -> dict[str, Any]:
 
     ``seat=None`` (or a seat not at the table) gets the spectator view: no hand,
     no legal actions. Nobody sees another hand or the stock order: only counts.
+    ``last`` holds the state's own event dicts (never changed once made): read-only.
     """
     if seat not in state.players:
         seat = None
@@ -512,7 +509,7 @@ def view(state: PrsiState, seat: str | None) -> dict[str, Any]:
         "places": dict(state.places) if state.places is not None else None,
         "balances": dict(state.balances) if state.balances is not None else None,
         "legal": [dict(x) for x in legal_actions(state, seat)] if seat is not None else [],
-        "last": [_copy_event(e) for e in state.last],
+        "last": list(state.last),  # events are never changed once made: shared, read-only
         "round": state.round,
         "rounds": ROUNDS,
         "top": state.discard[-1],
@@ -662,7 +659,7 @@ def dump(state: PrsiState) -> dict[str, Any]:
         "over": state.over,
         "places": dict(state.places) if state.places is not None else None,
         "balances": dict(state.balances) if state.balances is not None else None,
-        "last": [_copy_event(e) for e in state.last],
+        "last": list(state.last),  # events are never changed once made: shared, read-only
     }
     if state.vx is not None:
         _pv.dump_extra(state, out)  # PV1–PV9; house dumps have no "variants"
@@ -697,7 +694,7 @@ def load(data: Mapping[str, Any]) -> PrsiState:
         over=bool(data["over"]),
         places=dict(places) if places is not None else None,
         balances=dict(balances) if balances is not None else None,
-        last=tuple(_copy_event(e) for e in data["last"]),
+        last=tuple(data["last"]),
         vx=_pv.load_extra(data),
     )
 

@@ -50,3 +50,26 @@ def test_a_seat_view_shares_only_public_parts() -> None:
     assert views["a"]["hand"] != views["b"]["hand"]
     assert views["a"]["legal"] is not views["b"]["legal"]
     assert views["b"]["legal"] == []  # not b's turn: a's moves never leak into b's view
+
+
+@pytest.mark.parametrize(("game", "players", "options"), GAMES)
+def test_events_are_never_changed_once_made(game, players, options) -> None:
+    """Views, dumps and loaded states share the event dicts of ``last`` (no copies): that is
+    sound only while the engine never changes an event after making it, checked here
+    against a deep copy of every event, through dump/load round trips too."""
+    import copy
+
+    state = engine.new_game(game, players, dealer=players[0], seed=11, options=options or None)
+    rng = random.Random(11)
+    made: list[tuple[dict, dict]] = [(e, copy.deepcopy(e)) for e in state.last]
+    for step in range(300):
+        movers = [(s, a) for s in players for a in engine.legal_actions(state, s)]
+        if state.over or not movers:
+            break
+        seat, action = rng.choice(movers)
+        out = engine.apply(state, seat, action)
+        made += [(e, copy.deepcopy(e)) for e in out.events]
+        state = engine.load(engine.dump(out.state)) if step % 3 == 0 else out.state
+        engine.views(state, players)
+    assert len(made) > 50
+    assert all(e == snapshot for e, snapshot in made)
