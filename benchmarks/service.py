@@ -429,6 +429,7 @@ class Stats:
     out_of_order: int = 0
     reconnects: int = 0  # sockets opened again after a close or a refused handshake (any time)
     undelivered: int = 0
+    undelivered_detail: list = field(default_factory=list)
     finished: list[str] = field(default_factory=list)
     offered: int = 0  # pacing: moves due in the window
     stalled: int = 0
@@ -485,7 +486,7 @@ class SeatClient:
         attempt = 0
         while not run.closing and not self.table.done:
             outcome = await self._connection()
-            if outcome == "gone" or run.closing:
+            if outcome == "gone" or run.closing or self.table.done:  # a finished table's close is no reconnect
                 break
             if outcome == "served":
                 attempt = 0
@@ -746,9 +747,12 @@ class LoadRun:
 
     async def _replace(self, client: TableClient) -> None:
         # The seat that saw the end first must not close its table-mates' sockets before
-        # the last versions reach them (that counted as undelivered): wait for them a while.
+        # the last versions reach them (that counted as undelivered): wait for them a while,
+        # and for a POST still in flight (the final move's answer can come after its version
+        # reached a socket: only then is that version waited for).
         end = time.perf_counter() + 10.0
-        while client.pending and time.perf_counter() < end and not self.closing:
+        while (client.pending or any(s.acting for s in client.seats)) and time.perf_counter() < end \
+                and not self.closing:
             await asyncio.sleep(0.05)
         await client.close()
         mem = asyncio.create_task(self._measure_later(client.id))
@@ -816,6 +820,11 @@ class LoadRun:
         self.closing = True
         pending = sum(len(c.pending) for c in self.clients)
         self.stats.undelivered = sum(len(e[2]) for c in self.clients for e in c.pending.values())
+        # Which: (table, version, the seat's newest version, the table's last version seen, finished, socket open)
+        self.stats.undelivered_detail = [
+            {"table": c.id, "version": v, "seat_has": s.version, "table_at": max(x.version for x in c.seats),
+             "finished": c.done, "socket_open": s.ws is not None and not s.ws.closed, "service": s.base}
+            for c in self.clients for v, e in c.pending.items() for s in e[2]][:20]
         for task in list(self._replacements):
             task.cancel()
         await asyncio.gather(*(c.close() for c in self.clients), return_exceptions=True)
@@ -871,6 +880,7 @@ class LoadRun:
             "out_of_order": st.out_of_order,
             "reconnects": st.reconnects,
             "undelivered": st.undelivered,
+            "undelivered_detail": st.undelivered_detail,
             "tables_finished": len(st.finished),
             "connect_s": round(connect_s, 1),
             "unconnected_seats": unconnected,

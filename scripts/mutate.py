@@ -70,6 +70,8 @@ TESTS: dict[str, list[str]] = {
     "store/release.lua": _SCHED_LUA,
     "store/schedule.lua": _SCHED_LUA,
     "store/commit.lua": _TABLES,
+    # move.lua: bucket, commit and follow-up in one call (its own glue; the three are mutated in their files)
+    "store/move.lua": [*_TABLES, "tests/test_store_limits.py", "tests/test_store_timers.py", "tests/test_store_outbox.py"],
     "store/compact.lua": ["tests/test_store_live.py", "tests/test_store_replays.py", "tests/test_store_tables.py"],
     "store/record.lua": ["tests/test_store_ratings.py", "tests/test_store_worker.py"],
     "store/schedule.py": _SCHED,
