@@ -94,7 +94,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             processes=tuple(args.processes),
             seconds=service_seconds, warmup=min(service.WARMUP, service_seconds),
             overload=not args.no_overload, memory=not args.no_table_memory, profile=getattr(args, "service_profile", None),
-            cluster=wants_cluster(args), cluster_rounds=getattr(args, "cluster_rounds", 1))
+            cluster=wants_cluster(args), cluster_rounds=getattr(args, "cluster_rounds", 1),
+            affinity=getattr(args, "affinity", False))
     if "players" in only:
         out["players"] = _guard(players.measure, args.matches, args.jobs, raw=args.players_raw)
     return out
@@ -211,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
                              "redis-cli are installed and --processes includes 2)")
     parser.add_argument("--cluster-rounds", type=int, default=1,
                         help="service: one Redis / cluster rounds, alternating (default %(default)s)")
+    parser.add_argument("--affinity", action="store_true",
+                        help="service: after each run on 2+ processes, the same with every seat of a table on "
+                             "one process (as deploy/nginx.conf and deploy/Caddyfile route by table)")
     parser.add_argument("--service-profile", default=None, metavar="DIR",
                         help="service: py-spy (when installed) records each service process over each measured "
                              "window into DIR as raw collapsed stacks")

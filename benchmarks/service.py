@@ -64,6 +64,7 @@ import subprocess
 import sys
 import time
 import uuid
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -698,8 +699,10 @@ class LoadRun:
     """``tables`` tables on ``services`` for one measured window (closed loop, or paced)."""
 
     def __init__(self, bench: ServiceBench, services: list[Service], tables: int, *,
-                 pace: float | None = None, seconds: float, warmup: float, label: str) -> None:
+                 pace: float | None = None, seconds: float, warmup: float, label: str,
+                 affinity: bool = False) -> None:
         self.bench = bench
+        self.affinity = affinity  # every seat of a table on one process (the proxy's table routing)
         self.session = bench.session
         self.services = services
         self.tables = tables
@@ -733,7 +736,10 @@ class LoadRun:
     async def open_table(self, slot: int) -> TableClient:
         table_id, users = await self.bench.new_table("prsi")
         n = len(self.services)
-        bases = [self.services[(slot + i) % n].base for i in range(len(users))]
+        if self.affinity:  # as deploy/nginx.conf and deploy/Caddyfile route: by the table's id
+            bases = [self.services[zlib.crc32(table_id.encode()) % n].base] * len(users)
+        else:  # the seats spread over the processes: each move reaches up to three of them
+            bases = [self.services[(slot + i) % n].base for i in range(len(users))]
         client = TableClient(self, table_id, users, bases)
         self.clients.append(client)
         client.start()
@@ -854,6 +860,7 @@ class LoadRun:
         out: dict[str, Any] = {
             "processes": len(self.services),
             "tables": self.tables,
+            "affinity": self.affinity,
             "seconds": round(seconds, 2),
             "moves": moves,
             "moves_per_s": round(moves / seconds, 1) if seconds else None,
@@ -978,7 +985,8 @@ class ServiceBench:
 
     def __init__(self, *, redis_url: str | None, tables: tuple[int, ...], processes: tuple[int, ...],
                  seconds: float, warmup: float, overload: bool, memory: bool, log_level: str,
-                 profile: str | None = None, cluster: bool = False, cluster_rounds: int = 1) -> None:
+                 profile: str | None = None, cluster: bool = False, cluster_rounds: int = 1,
+                 affinity: bool = False) -> None:
         self.redis_url_opt = redis_url
         self.tables = tables
         self.processes = processes
@@ -996,6 +1004,7 @@ class ServiceBench:
         self.session: Any = None
         self.cluster = cluster
         self.cluster_rounds = max(1, cluster_rounds)
+        self.affinity = affinity  # also a run with each table's seats on one process, after each spread run
         self.redis: Any = None
         self.scan_clients: list[Any] = []
         # on the cluster: plain clients to its (primaries, replicas), counted in self.sends
@@ -1116,6 +1125,11 @@ class ServiceBench:
                         results["runs"].append(res)
                         best = max(best, res["moves_per_s"] or 0.0)
                         _progress(f"service {n}p {m} tables", res)
+                        if self.affinity and n > 1:  # the same processes, each table's seats on one of them
+                            res = await LoadRun(self, services, m, seconds=self.seconds, warmup=self.warmup,
+                                                label="closed-affinity", affinity=True).execute()
+                            results["runs"].append(res)
+                            _progress(f"service {n}p {m} tables, by table", res)
                     if self.overload and best > 0:
                         m = max(self.tables)
                         res = await LoadRun(self, services, m, pace=2 * best, seconds=self.seconds,
@@ -1296,14 +1310,15 @@ def _progress(what: str, data: dict[str, Any]) -> None:
 def measure(*, redis_url: str | None = None, tables: tuple[int, ...] = TABLES,
             processes: tuple[int, ...] = PROCESSES, seconds: float = SECONDS, warmup: float = WARMUP,
             overload: bool = True, memory: bool = True, log_level: str = "WARNING",
-            profile: str | None = None, cluster: bool = False, cluster_rounds: int = 1) -> dict[str, Any]:
+            profile: str | None = None, cluster: bool = False, cluster_rounds: int = 1,
+            affinity: bool = False) -> dict[str, Any]:
     """Run the service benchmark (module docstring) and return its figures; ``cluster`` adds
     the 2-process cluster column (and a one-Redis 2-process run when ``processes`` lacks 2)."""
     if cluster and 2 not in processes:
         processes = (*processes, 2)
     bench = ServiceBench(redis_url=redis_url, tables=tables, processes=processes, seconds=seconds,
                          warmup=warmup, overload=overload, memory=memory, log_level=log_level,
-                         profile=profile, cluster=cluster, cluster_rounds=cluster_rounds)
+                         profile=profile, cluster=cluster, cluster_rounds=cluster_rounds, affinity=affinity)
     return asyncio.run(bench.run())
 
 
@@ -1429,6 +1444,8 @@ def markdown(results: dict[str, Any], when: str = "", machine: str = "") -> str:
         pct = f"{100 * r['moves_per_s'] / f['cas_per_s']:.1f}%" if f.get("cas_per_s") and r["moves_per_s"] else "–"
         ratio = f"{r['p99_ms'] / f['p99_ms']:.0f}×" if f.get("p99_ms") and r.get("p99_ms") else "–"
         tables = f"{r['tables']} (overload: paced {r['pace_per_s']}/s)" if "pace_per_s" in r else str(r["tables"])
+        if r.get("affinity"):
+            tables += ", by table"
         rej = sum((r.get("rejected") or {}).values())
         lines.append(f"| {r['processes']} | {tables} | {r['moves_per_s']} | {pct} | {r['p50_ms']} / {r['p95_ms']} / "
                      f"{r['p99_ms']} | {ratio} | {r['server_cpu_ms_per_move']} ({r.get('server_cpu_ms_per_move_net')}) "
