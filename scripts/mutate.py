@@ -95,6 +95,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("store/schedule.lua", "1->0@out[#out + 1] = 1#2"): _IGNORED,
     ("store/schedule.lua", "<-><=@if finished or (known and version < known) then"):
         "the same version's follow-up again sets the due time it set before (from the same document)",
+    ("store/move.lua", "0->1@if b > 0 then"): "b is 0 or 3 (no token to take, or bucket.lua's three values)",
+    ("store/move.lua", "2->3@local wait = bucket({KEYS[4]}, part(3 + c, 2 + c + b))"):
+        "one value more after bucket.lua's three: it reads only ARGV[1..3]",
+    ("store/move.lua", "2->3@local res = commit({KEYS[1], KEYS[2], KEYS[3]}, part(3, 2 + c))"):
+        "one value more after commit.lua's: it reads only its own eleven",
     ("store/compact.lua", "return 0->1@return 0"): _IGNORED,
     ("store/compact.lua", "return 1->0@return 1"): _IGNORED,
     ("store/compact.lua", "delete-guard@if redis.call('LLEN', KEYS[2]) ~= tonumber(ARGV[1]) then"):

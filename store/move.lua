@@ -25,7 +25,7 @@ if b > 0 then
   end
 end
 local res = commit({KEYS[1], KEYS[2], KEYS[3]}, part(3, 2 + c))
-if res[1] == 1 and #ARGV > 2 + c + b then
+if res[1] == 1 then
   schedule({KEYS[5], KEYS[6], KEYS[7]}, part(3 + c + b, #ARGV))
 end
 return res

@@ -231,3 +231,25 @@ async def test_a_finished_match_is_small_in_redis(real_store, game, limit):
     for key in (k.table(table.id), k.log(table.id), k.cids(table.id)):
         used += await real_store.redis.memory_usage(key, samples=0) or 0
     assert used <= limit, (game, len(moves), used)
+
+
+async def test_a_move_that_loses_the_compare_and_set_leaves_the_winners_follow_up(store):
+    """The follow-up rides in the commit's script (move.lua) only for a commit that wrote: a
+    move computed on an old document (here the process's view from before the last commit)
+    loses the compare-and-set, and the due time, version and outbox entries stay the
+    winning commit's (a follow-up of the loser would move the turn timer to its own clock)."""
+    table = await store.create_table(game="prsi", seats=people(), settings=TIMED, seed=5, chat_id=-7)
+    old = await store.current(table.id)
+    seat, action = next_move(old.state)
+    won = await store.apply(table.id, seat, action, client_action_id="first", now=1_000.0)
+    shard = store._shard(table.id)
+    due = await store.redis.zscore(store.keys.deadlines_of(shard), table.id)
+    versions = await store.redis.hget(store.keys.deadline_versions_of(shard), table.id)
+    outbox = await store.redis.xlen(store.keys.outbox_of(shard))
+    assert due == pytest.approx(1_000.0 + 30) and int(versions) == won.version
+    with pytest.raises((Rejected, StoreError)):  # the same move again, 5 s later, on the old document
+        await store.apply(table.id, seat, action, client_action_id="second", now=1_005.0, known=old)
+    assert await store.redis.zscore(store.keys.deadlines_of(shard), table.id) == due
+    assert await store.redis.hget(store.keys.deadline_versions_of(shard), table.id) == versions
+    assert await store.redis.xlen(store.keys.outbox_of(shard)) == outbox
+    assert (await store.get_table(table.id)).version == won.version
