@@ -138,6 +138,10 @@ class Keys:
     def action_bucket(self, user_id: int) -> str:
         return f"{self.prefix}:{{u:{user_id}}}:rate"
 
+    def request_bucket(self, user_id: int, kind: str) -> str:
+        """The user's request bucket shared by every process (``kind``: ``read`` or ``write``)."""
+        return f"{self.prefix}:{{u:{user_id}}}:rate:{kind}"
+
     def user_sockets(self, user_id: int) -> str:
         return f"{self.prefix}:{{u:{user_id}}}:sockets"
 

@@ -31,6 +31,17 @@ class Limits(StoreBase):
                                   args=[repr(self.clock() if now is None else now), repr(float(rate)), int(burst)])
         return float(wait)
 
+    async def take_request(self, user_id: int, kind: str, rate: float, burst: int, *,
+                           now: float | None = None) -> float:
+        """Take one token from ``user_id``'s ``kind`` (``read``/``write``) request bucket, shared
+        by every process (``bucket.lua``): 0.0 when allowed, else seconds to wait.
+        ``now``: epoch seconds (default the store's clock). Raises ``ValueError`` for another kind."""
+        if kind not in ("read", "write"):
+            raise ValueError(f"kind must be 'read' or 'write', not {kind!r}")
+        wait = await self._bucket(keys=[self.keys.request_bucket(user_id, kind)],
+                                  args=[repr(self.clock() if now is None else now), repr(float(rate)), int(burst)])
+        return float(wait)
+
     async def open_socket(self, user_id: int, socket_id: str, cap: int, *,
                           lease: float = SOCKET_LEASE, now: float | None = None) -> bool:
         """Admit one more open socket of ``user_id`` unless ``cap`` are open already (in any process).

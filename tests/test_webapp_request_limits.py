@@ -37,10 +37,12 @@ def auth(web_init_data):
     return lambda uid: {"Authorization": f"tma {web_init_data(uid, f'P{uid}')}"}
 
 
-def freeze(client) -> list[float]:
-    """Stop the request buckets' clock at 1000 s; the test moves ``now[0]`` itself."""
-    now = [1000.0]
+def freeze(client, now: list[float] | None = None) -> list[float]:
+    """Stop the request buckets' clocks (this process's at 1000 s, the shared buckets' epoch
+    clock with it); the test moves ``now[0]`` itself. ``now``: a clock already given to another app."""
+    now = now if now is not None else [1000.0]
     client.app[LIMITS].clock = lambda: now[0]
+    client.app[LIMITS].wall = lambda: 1_800_000_000.0 + now[0]
     return now
 
 
@@ -259,3 +261,52 @@ async def test_socket_handshakes_count_against_the_users_reads(web_client, store
         codes.append(first.get("error") or first["type"])
         await ws.close()
     assert codes == ["state", "state", "too_fast"]
+
+
+async def test_a_users_reads_spread_over_processes_share_one_bucket(web_client, store, auth):
+    """Two processes (two apps on one store): the user's GETs alternate between them, and
+    after the burst in all (not per process) both refuse; another user is served; a token
+    comes back on either after 1/rate s. A move does not take a read or write token."""
+    one = await web_client(read_rate=2.0, read_burst=6)
+    two = await web_client(read_rate=2.0, read_burst=6)
+    now = freeze(one)
+    freeze(two, now)
+    table = await new_table(store)
+    url = f"/api/tables/{table.id}"
+    statuses = [(await (one if i % 2 else two).get(url, headers=auth(ANN))).status for i in range(6)]
+    assert statuses == [200] * 6
+    await assert_too_fast(await one.get(url, headers=auth(ANN)))
+    wait = await assert_too_fast(await two.get(url, headers=auth(ANN)))
+    assert wait == pytest.approx(0.5)
+    assert (await two.get(url, headers=auth(BOB))).status == 200
+    now[0] += 0.5
+    assert (await two.get(url, headers=auth(ANN))).status == 200
+    await assert_too_fast(await one.get(url, headers=auth(ANN)))
+    state = (await store.get_table(table.id)).state
+    mover = int(state.to_move[1:])
+    legal = engine.legal_actions(state, state.to_move)
+    resp = await one.post(f"{url}/actions", headers=auth(mover), json={"action": legal[0], "version": table.version})
+    assert resp.status == 200, await resp.text()
+    assert not await store.redis.exists(store.keys.request_bucket(mover, "write"))
+
+
+@pytest.mark.parametrize("fault", ["refused", "frozen"])
+async def test_a_shared_bucket_redis_cannot_answer_lets_the_request_go_on(web_client, store, auth, monkeypatch, fault):
+    """Redis refusing, or not answering (a stopped server): the request is not held up by its
+    limit; the process's own bucket still stands in front of it."""
+    import asyncio
+
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    async def broken(*args, **kwargs):
+        if fault == "refused":
+            raise RedisConnectionError("refused")
+        await asyncio.Event().wait()  # never answers: SHARED_WAIT bounds it
+
+    client = await web_client(read_rate=2.0, read_burst=2)
+    freeze(client)
+    table = await new_table(store)
+    monkeypatch.setattr(store, "take_request", broken)
+    url = f"/api/tables/{table.id}"
+    assert [(await client.get(url, headers=auth(ANN))).status for _ in range(2)] == [200, 200]
+    await assert_too_fast(await client.get(url, headers=auth(ANN)))

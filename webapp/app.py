@@ -50,7 +50,7 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
     # own limit stays at least aiohttp's 1 MiB for the bot's webhook (updates can exceed 16 KiB).
     admission = Admission(settings.admit_limit, settings.admit_queue, settings.admit_wait,
                           max_lag=settings.admit_max_lag)
-    limits = RequestLimits(settings)  # before admission: a flood's refused requests take no slot
+    limits = RequestLimits(settings, store=store)  # before admission: a flood's refused requests take no slot
     app = web.Application(
         middlewares=[error_middleware, limit_middleware(limits), admission_middleware(admission)],
         client_max_size=max(APP_MAX_SIZE, settings.client_max_size),

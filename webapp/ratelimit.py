@@ -10,7 +10,9 @@ the store (:mod:`store.limits`, one script per check), so behind several process
 held-down button or a pile of tabs is limited exactly as on one. :class:`TokenBuckets`
 is the same bucket in process memory: :class:`RequestLimits` (every ``/api`` request
 and socket handshake by address and by user, every socket's frames) uses it, so a
-refused request costs no Redis work (:func:`limit_middleware`).
+refused request costs no Redis work (:func:`limit_middleware`); what it lets through
+then takes a token of the user's bucket in Redis, so a user's reads and writes are
+limited as on one process however many processes they are spread over.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from webapp.errors import json_error
 from webapp.keys import AUTH, CALLER
 
 log = logging.getLogger(__name__)
+
+SHARED_WAIT = 0.25  # s a request waits for its shared bucket in Redis before it goes on without it
 
 
 class TokenBuckets:
@@ -162,13 +166,22 @@ class RequestLimits:
     * ``health``: ``/healthz`` by address (it pings Redis);
     * :meth:`frames`: one bucket per WebSocket for the client's frames.
 
-    Per process: behind N processes a user can get N times as much, which still bounds a
-    flood; the limit that must hold exactly across processes (moves) is in Redis.
-    ``clock``: monotonic seconds, replaceable (tests freeze it).
+    A request the user's bucket here lets through also takes a token of the user's bucket
+    of the same kind in Redis (:meth:`shared_take`, when ``store`` is set), shared by every
+    process, so behind N processes a user still gets one process's worth; a flood is refused
+    here first, at no Redis cost. A move (``POST …/actions``) skips it: its own bucket
+    is taken in the move's one script (``store.apply``'s ``limit``). By address stays per
+    process (its requests may not be signed in: a Redis call for each would be the flood's).
+    ``clock``: monotonic seconds, ``wall``: epoch seconds for the shared buckets (every
+    process's clock agrees on it); both replaceable (tests freeze them).
     """
 
-    def __init__(self, settings: Any, clock=time.monotonic) -> None:
+    def __init__(self, settings: Any, clock=time.monotonic, store: Any = None, wall=time.time) -> None:
         self.clock = clock
+        self.wall = wall
+        self.store = store
+        self.read_rate, self.read_burst = float(settings.read_rate), int(settings.read_burst)
+        self.write_rate, self.write_burst = float(settings.write_rate), int(settings.write_burst)
         now = self._now
         self.address = TokenBuckets(settings.address_rate, settings.address_burst, clock=now)
         self.reads = TokenBuckets(settings.read_rate, settings.read_burst, clock=now)
@@ -191,6 +204,24 @@ class RequestLimits:
         """Take one token of ``user_id``'s read or write bucket: 0.0, or seconds to wait."""
         return (self.reads if method in ("GET", "HEAD") else self.writes).take(user_id)
 
+    async def shared_take(self, user_id: int, method: str) -> float:
+        """One token of ``user_id``'s read or write bucket in Redis (every process's): 0.0, or
+        seconds to wait; 0.0 without a store, and when Redis does not answer within
+        :data:`SHARED_WAIT` s (the request itself then meets the same Redis and answers 503
+        if it needs it; a read the process can answer from memory is not held up)."""
+        if self.store is None:
+            return 0.0
+        from store import UNAVAILABLE
+
+        read = method in ("GET", "HEAD")
+        try:
+            async with asyncio.timeout(SHARED_WAIT):
+                return await self.store.take_request(user_id, "read" if read else "write",
+                                                     self.read_rate if read else self.write_rate,
+                                                     self.read_burst if read else self.write_burst, now=self.wall())
+        except (TimeoutError, *UNAVAILABLE):
+            return 0.0
+
 
 def too_fast(wait: float, detail: str = "too many requests, slow down") -> web.Response:
     """The 429 ``too_fast`` answer (the shape of the action limit's): ``Retry-After`` in whole
@@ -202,7 +233,8 @@ def too_fast(wait: float, detail: str = "too many requests, slow down") -> web.R
 def limit_middleware(limits: RequestLimits) -> Callable:
     """An aiohttp middleware applying :class:`RequestLimits` before any other work (before
     admission, before the handler): the address bucket first, then, when the request
-    carries a valid credential (checked in memory: ``Authenticator.peek``), its user's.
+    carries a valid credential (checked in memory: ``Authenticator.peek``), its user's,
+    here and then (what passes here, a move excepted) in Redis, shared by every process.
     The caller found is kept on the request (``CALLER``) so the handler does not check it
     again. A refusal is answered after ``LIMIT_DELAY`` s (a sleep: no CPU), so a flood on
     kept-alive connections is slowed to ``1 / LIMIT_DELAY`` answers per connection and
@@ -224,6 +256,8 @@ def limit_middleware(limits: RequestLimits) -> Callable:
                 request[CALLER] = who
                 if who is not None:
                     wait = limits.user(who.id, request.method)
+                    if not wait and not (request.method == "POST" and path.endswith("/actions")):
+                        wait = await limits.shared_take(who.id, request.method)
         else:
             return await handler(request)
         if wait:
