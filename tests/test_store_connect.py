@@ -141,6 +141,8 @@ async def test_a_store_on_one_redis_packs_with_hiredis_unless_turned_off(monkeyp
     ``KARTY_HIREDIS=0`` gives redis-py's own packer and parser."""
     from store.connect import HiredisPacking, hiredis
 
+    if wants_cluster(redis_url):  # make test-cluster: its nodes' pools are the cluster client's own
+        pytest.skip("hiredis packing is for the pool of one Redis")
     prefix = unique_prefix()
     for off in (False, True):
         if off:
