@@ -112,3 +112,27 @@ async def test_a_spent_bucket_is_kept_until_it_would_be_full_again(store):
         await store.take_action(7, rate=10, burst=20)
     ttl = await store.redis.pttl(store.keys.action_bucket(7))
     assert 1_500 < ttl <= 3_000  # full after 2 s (+1 s to spare): not forgotten sooner
+
+
+async def test_a_slow_bucket_waits_the_time_to_its_next_token_and_is_kept_till_full(store):
+    """At 1 token/s (a slow setting, not "never"): the wait is what is left of the next
+    token, not a fixed minute, and the bucket is kept until it would be full again."""
+    store.clock = Clock()
+    assert [await store.take_action(8, rate=1, burst=2) for _ in range(2)] == [0.0, 0.0]
+    assert await store.take_action(8, rate=1, burst=2) == pytest.approx(1.0)
+    store.clock.t += 0.25
+    assert await store.take_action(8, rate=1, burst=2) == pytest.approx(0.75)  # (1 - 0.25 tokens) / rate
+    ttl = await store.redis.pttl(store.keys.action_bucket(8))
+    assert 2_000 < ttl <= 3_000  # full after 2 s (+1 s to spare), not a minute
+
+
+async def test_a_users_socket_set_lives_one_lease_and_a_second(store):
+    """The open-sockets set expires a second after its newest lease (a user whose process
+    died leaves nothing behind), and every renewal pushes that back."""
+    store.clock = Clock()
+    assert await store.open_socket(9, "s1", cap=3, lease=60.0)
+    ttl = await store.redis.pttl(store.keys.user_sockets(9))
+    assert 60_000 < ttl <= 61_000
+    await store.redis.pexpire(store.keys.user_sockets(9), 5_000)
+    await store.keep_socket(9, "s1", lease=60.0)
+    assert 60_000 < await store.redis.pttl(store.keys.user_sockets(9)) <= 61_000
