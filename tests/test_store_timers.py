@@ -282,3 +282,19 @@ async def test_s4_a_callout_whose_chance_passed_leaves_the_table_due_for_the_res
                 now = max(now, await store.next_due(table.id)) + 0.001
                 await store.tick(now=now)
     raise AssertionError("no lone callout came due well before the person's turn time")
+
+
+async def test_s4_a_due_table_that_is_gone_is_forgotten_by_the_worker(store):
+    """A table whose state expired while it was due (its document gone): the worker's claim
+    finds nothing and forgets it, from the deadlines and from the versions the sweeper
+    reads (release.lua's 'gone' flag), so neither keeps it for ever."""
+    store.clock = lambda: 1_800_000_000.0
+    table = await store.create_table(game="prsi", seats=people(1) + computers(1), settings=T30, seed=6)
+    shard = store._shard(table.id)
+    assert await store.redis.hget(store.keys.deadline_versions_of(shard), table.id) is not None
+    store.live.abandon(table.id)  # this process forgets it too
+    await store.redis.delete(store.keys.table(table.id))
+    await store.redis.zadd(store.keys.deadlines_of(shard), {table.id: store.clock() - 1})
+    assert await store.tick(now=store.clock()) == 0
+    assert await store.redis.zscore(store.keys.deadlines_of(shard), table.id) is None
+    assert await store.redis.hget(store.keys.deadline_versions_of(shard), table.id) is None
