@@ -100,6 +100,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "one value more after bucket.lua's three: it reads only ARGV[1..3]",
     ("store/move.lua", "2->3@local res = commit({KEYS[1], KEYS[2], KEYS[3]}, part(3, 2 + c))"):
         "one value more after commit.lua's: it reads only its own eleven",
+    ("store/bucket.lua", ">->>=@if now > at then"): "at now == at the refill adds 0 tokens: the same bucket",
+    ("store/commit.lua", "0->1@return {-1, 0}"): "the second value of a 'no such table' answer is never read",
     ("store/compact.lua", "return 0->1@return 0"): _IGNORED,
     ("store/compact.lua", "return 1->0@return 1"): _IGNORED,
     ("store/compact.lua", "delete-guard@if redis.call('LLEN', KEYS[2]) ~= tonumber(ARGV[1]) then"):
