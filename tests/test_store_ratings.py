@@ -114,6 +114,8 @@ async def test_s6_the_ledger_is_appended_once_per_table(store):
     assert len(boards) == 4 and len(results) == 2  # everyone and chat 7 × week and month
     for key in [*boards, *results, store.keys.names]:
         assert await store.redis.ttl(key) == -1, key
+    # the names hash holds each player's name and nothing else (no board entry strays into it)
+    assert await store.redis.hgetall(store.keys.names) == {"1": "N1", "2": "N2"}
 
 
 async def test_s6_user_rating_has_week_month_rank_and_last_results(store):
