@@ -84,7 +84,7 @@ def caddy(tmp: Path, ports: list[int], listen: int) -> list[str]:
     text = (ROOT / "deploy" / "Caddyfile").read_text(encoding="utf-8")
     for i, port in enumerate(ports):
         text = text.replace(f"127.0.0.1:{8080 + i}", f"127.0.0.1:{port}")
-    text = "{\n\tadmin off\n}\n" + text.replace("karty.example.com {", f"http://:{listen} {{")
+    text = "{\n\tadmin off\n}\n" + text.replace("karty.example.com {", f"http://:{listen} {{\n\tbind 127.0.0.1")
     (tmp / "Caddyfile").write_text(text, encoding="utf-8")
     return [CADDY, "run", "--config", str(tmp / "Caddyfile"), "--adapter", "caddyfile"]
 
