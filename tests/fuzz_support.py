@@ -191,8 +191,8 @@ class LiveService:
         requests themselves rather than state: the outbox stream (read and acknowledged in
         the background by the bot's notifier; only commits write it, and a commit shows in
         the table's keys), presence (batched and flushed in the background), each user's
-        action bucket (every POST spends a token, refused or not: that is its purpose) and
-        socket leases."""
+        action bucket and read and write buckets (every request spends a token, refused or
+        not: that is their purpose) and socket leases."""
         return self.call(self._snapshot())
 
     async def _snapshot(self) -> dict[str, Any]:
@@ -200,7 +200,7 @@ class LiveService:
         out: dict[str, Any] = {}
         outbox = self.store.keys.outbox
         async for key in r.scan_iter(match=self.store.keys.everything, count=1000):
-            if key == outbox or key.endswith((":rate", ":sockets")) or ":here:" in key:
+            if key == outbox or key.endswith((":rate", ":rate:read", ":rate:write", ":sockets")) or ":here:" in key:
                 continue
             kind = await r.type(key)
             if kind == "string":

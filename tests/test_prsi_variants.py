@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import engine
@@ -279,15 +279,22 @@ def check(s: prsi.PrsiState) -> None:
         assert not any(f'"{c}"' in v for c in hidden), viewer
 
 
-def check_step(s: prsi.PrsiState, t: prsi.PrsiState, action: dict[str, Any]) -> None:
-    """One accepted action inside a round (P5–P10 with the variants)."""
+def check_step(s: prsi.PrsiState, t: prsi.PrsiState, action: dict[str, Any],
+               events: list[dict[str, Any]] | None = None) -> None:
+    """One accepted action inside a round (P5–P10 with the variants); ``events``: the step's."""
     seat = s.to_move
     i = s.players.index(seat)
     nxt = s.players[(i + 1) % len(s.players)]
     on, vx = set(s.vx.on), s.vx
     if action["a"] == "play":
         cards = action.get("cards") or [action["card"]]
-        assert t.discard == s.discard + tuple(cards) and t.top == cards[-1]
+        if any(e.get("a") == "turnover" for e in events or ()):
+            # PV2: the player brought back drew the pending chain through a short stock, so
+            # the pile under the played card was turned over (P9) in the same step
+            assert vx.out_pending is not None and t.discard == (cards[-1],)
+        else:
+            assert t.discard == s.discard + tuple(cards)
+        assert t.top == cards[-1]
         if vx.out_pending is not None:  # PV2: the one who went out is back and draws
             back = s.players.index(vx.out_pending)
             assert len(t.hands[back]) <= s.pending_draw + 2 and t.pending_draw == 0
@@ -316,6 +323,7 @@ def check_step(s: prsi.PrsiState, t: prsi.PrsiState, action: dict[str, Any]) -> 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32), count=st.integers(2, 5),
        variants=st.lists(st.sampled_from(VARIANTS), min_size=1, unique=True), computer=st.floats(0, 1))
+@example(seed=1321816604, count=4, variants=["PV7", "PV4", "PV2"], computer=0.5499944669940258)  # 7h brings back
 def test_random_play_with_variants_follows_the_rules(seed: int, count: int, variants: list[str], computer: float) -> None:
     rng = random.Random(seed)
     players = [f"p{i}" for i in range(count)]
@@ -327,10 +335,11 @@ def test_random_play_with_variants_follows_the_rules(seed: int, count: int, vari
         legal = engine.legal_actions(s, s.to_move)
         action = engine.computer_action(s, s.to_move) if rng.random() < computer else rng.choice(legal)
         before = engine.dump(s)
-        t = engine.apply(s, s.to_move, action).state
+        out = engine.apply(s, s.to_move, action)
+        t = out.state
         assert engine.dump(s) == before and t.version == s.version + 1
         if t.round == s.round and not t.over:
-            check_step(s, t, action)
+            check_step(s, t, action, out.events)
         s = t
 
 
