@@ -142,8 +142,19 @@ def view(state: Any, seat: str | None) -> dict[str, Any]:
 def views(state: Any, seats: Iterable[str | None]) -> dict[str | None, dict[str, Any]]:
     """``{seat: view(state, seat)}`` for each of ``seats`` at once, equal to one :func:`view`
     call each but cheaper: the parts every seat sees alike are built once and shared by
-    the views (read-only). Never the stock order, another hand or stumps (S3)."""
-    return _mod(state).views(state, seats)
+    the views (read-only). Never the stock order, another hand or stumps (S3).
+
+    Each game's ``own_view`` fills in what only its seat sees on a copy of the spectator's view.
+    """
+    mod = _mod(state)
+    public = mod.view(state, None)
+    out: dict[str | None, dict[str, Any]] = {}
+    for seat in seats:
+        v = dict(public)
+        if seat in state.players:
+            mod.own_view(state, seat, v)
+        out[seat] = v
+    return out
 
 
 def observer(state: Any) -> dict[str, Any]:

@@ -34,7 +34,7 @@ what an action changes. Hidden: the stock order and the stumps (S3); nothing in
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -788,23 +788,12 @@ def view(state: PenkiState, seat: str | None) -> dict[str, Any]:
     }
 
 
-def views(state: PenkiState, seats: Iterable[str | None]) -> dict[str | None, dict[str, Any]]:
-    """``{seat: view(state, seat)}`` for each of ``seats`` at once (equal to one call each).
-
-    What every seat sees alike (counts, piles' tops, the table, the last events…) is
-    built once and shared by the views: treat them as read-only. Only ``seat``, ``hand``
-    and ``legal`` are each seat's own (S3).
-    """
-    public = view(state, None)
-    out: dict[str | None, dict[str, Any]] = {}
-    for seat in seats:
-        v = dict(public)
-        if seat in state.players:
-            v["seat"] = seat
-            v["hand"] = sorted(state.hands[seat], key=_order)
-            v["legal"] = [dict(x) for x in legal_actions(state, seat)]
-        out[seat] = v
-    return out
+def own_view(state: PenkiState, seat: str, out: dict[str, Any]) -> None:
+    """Turn a copy of the spectator's view into ``seat``'s (``engine.views``): what is
+    ``seat``'s own, ``seat``, ``hand`` and ``legal``; the rest is alike (S3)."""
+    out["seat"] = seat
+    out["hand"] = sorted(state.hands[seat], key=_order)
+    out["legal"] = [dict(x) for x in legal_actions(state, seat)]
 
 
 def observer(state: PenkiState) -> dict[str, Any]:

@@ -24,7 +24,7 @@ shallowly and replaces only the tuples and dicts that change, so it is cheap.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
@@ -527,25 +527,14 @@ def view(state: PrsiState, seat: str | None) -> dict[str, Any]:
     return out
 
 
-def views(state: PrsiState, seats: Iterable[str | None]) -> dict[str | None, dict[str, Any]]:
-    """``{seat: view(state, seat)}`` for each of ``seats`` at once (equal to one call each).
-
-    What every seat sees alike (counts, the discard top, the last events, the history…)
-    is built once and shared by the views: treat them as read-only. Only ``seat``,
-    ``hand`` and ``legal`` (and PV7's ``drawn``) are each seat's own (S3).
-    """
-    public = view(state, None)
-    out: dict[str | None, dict[str, Any]] = {}
-    for seat in seats:
-        v = dict(public)
-        if seat in state.players:
-            v["seat"] = seat
-            v["hand"] = sorted(state.hands[state.players.index(seat)], key=_display_key)
-            v["legal"] = [dict(x) for x in legal_actions(state, seat)]
-            if state.vx is not None:
-                _pv.view_extra(state, seat, v)
-        out[seat] = v
-    return out
+def own_view(state: PrsiState, seat: str, out: dict[str, Any]) -> None:
+    """Turn a copy of the spectator's view into ``seat``'s (``engine.views``): what is
+    ``seat``'s own, ``seat``, ``hand``, ``legal`` (and PV7's ``drawn``); the rest is alike (S3)."""
+    out["seat"] = seat
+    out["hand"] = sorted(state.hands[state.players.index(seat)], key=_display_key)
+    out["legal"] = [dict(x) for x in legal_actions(state, seat)]
+    if state.vx is not None:
+        _pv.view_extra(state, seat, out)
 
 
 def observer(state: PrsiState) -> dict[str, Any]:
