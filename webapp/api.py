@@ -9,7 +9,6 @@ are raised, never answered here: :func:`webapp.errors.error_middleware` maps the
 from __future__ import annotations
 
 import asyncio
-import math
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -19,11 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 import engine
 from engine.ratings import period_keys
 from store.common import ROUND_HOLD
-from store.models import TooFast, language_of
+from store.models import language_of
 from webapp.auth import Identity
 from webapp.clock import stamp
 from webapp.errors import ApiError, dumps
-from webapp.keys import AUTH, HUB, LIMITER, SETTINGS, STORE
+from webapp.keys import AUTH, HUB, SETTINGS, STORE
+from webapp.moves import apply_move, pay_refusal
 from webapp.privacy import check_chat, check_table
 
 PERIODS = ("week", "month")
@@ -278,40 +278,13 @@ async def post_action(request: web.Request) -> web.Response:
     ``game_over``), 429 ``too_fast`` (with ``Retry-After`` and ``retry_after``).
     """
     who = await identify(request)
-    limiter = request.app[LIMITER]
-    try:  # every POST costs a token of the user's shared bucket (429 first when it is empty)
-        try:
-            body: ActionRequest = await read_model(request, ActionRequest)
-            known = await known_or_404(request)  # the same document the move is applied on
-            seat = known.seat_of(who.id)
-            if seat is None:
-                raise ApiError(403, "not_seated", "you have no seat at this table")
-            if body.seat is not None and body.seat != seat:
-                raise ApiError(403, "not_your_seat", "you may act only for your own seat")
-        except (ApiError, ValidationError):
-            wait = await limiter.take(who.id)
-            if wait > 0:
-                raise TooFast(wait) from None
-            raise
-        # the token is taken in the move's own round trip (store.apply's limit)
-        result = await request.app[STORE].apply(
-            known.doc["id"],
-            seat,
-            body.action.as_engine(),
-            client_action_id=body.client_action_id,
-            expected_version=body.version,
-            by="player",
-            known=known,
-            limit=limiter.spec(who.id),
-        )
-    except TooFast as e:
-        raise ApiError(
-            429,
-            "too_fast",
-            "too many actions, slow down",
-            headers={"Retry-After": str(max(1, math.ceil(e.wait)))},
-            retry_after=round(e.wait, 3),
-        ) from None
+    try:
+        body: ActionRequest = await read_model(request, ActionRequest)
+        known = await known_or_404(request)  # the same document the move is applied on
+    except (ApiError, ValidationError):
+        await pay_refusal(request.app, who.id)  # every POST costs a token (429 first when it is empty)
+        raise
+    result, seat = await apply_move(request.app, who.id, known, body)
     feed = request.app[HUB].feeds.get(known.doc["id"])  # the sockets' view of it, if made here
     view = feed.view(result.version, seat) if feed is not None else None
     return ok(

@@ -110,6 +110,32 @@ def _is_api(request: web.Request) -> bool:
     return request.path.startswith(("/api/", "/ws/")) or request.path == "/api"
 
 
+def as_api_error(e: BaseException) -> ApiError:
+    """The :class:`ApiError` a domain error is answered as (the module docstring's table):
+    the one mapping of the HTTP answers and of the table socket's ``refused`` frames.
+
+    ``e``: an :class:`ApiError` (itself), ``engine.Rejected``, ``store.StoreError``,
+    ``pydantic.ValidationError`` or one of ``store.UNAVAILABLE`` (logged here, one line);
+    anything else is ``500 internal`` (the caller logs it).
+    """
+    if isinstance(e, ApiError):
+        return e
+    if isinstance(e, Rejected):
+        return ApiError(422, e.code, e.detail)
+    if isinstance(e, StoreError):
+        code = getattr(e, "code", "error")
+        status = STORE_STATUS.get(code, 400)
+        return ApiError(status, code, str(e), headers=dict(RETRY_LATER) if status == 503 else None)
+    if isinstance(e, pydantic.ValidationError):
+        return ApiError(400, "bad_request", _validation_detail(e))
+    if isinstance(e, UNAVAILABLE):
+        # Also a Redis call over its time bound, or no pooled connection free in time.
+        log.warning("redis unavailable: %s", e)
+        return ApiError(503, "unavailable", "storage unavailable, try again", headers=dict(RETRY_LATER),
+                        retry_after=1)
+    return ApiError(500, "internal", "internal error")
+
+
 @web.middleware
 async def error_middleware(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -117,26 +143,15 @@ async def error_middleware(
     """Map domain errors raised by the handlers to JSON HTTP errors (see the module docstring)."""
     try:
         return await handler(request)
-    except ApiError as e:
-        return json_error(e.status, e.code, e.detail, e.headers, **e.extra)
-    except Rejected as e:
-        return json_error(422, e.code, e.detail)
-    except StoreError as e:
-        code = getattr(e, "code", "error")
-        status = STORE_STATUS.get(code, 400)
-        return json_error(status, code, str(e), RETRY_LATER if status == 503 else None)
-    except pydantic.ValidationError as e:
-        return json_error(400, "bad_request", _validation_detail(e))
+    except (ApiError, Rejected, StoreError, pydantic.ValidationError, *UNAVAILABLE) as e:
+        err = as_api_error(e)
+        return json_error(err.status, err.code, err.detail, err.headers or None, **err.extra)
     except web.HTTPException as e:
         if e.status < 400 or not _is_api(request):
             raise
         return json_error(e.status, HTTP_CODES.get(e.status, "error"), e.reason, _safe_headers(e))
     except (RequestPayloadError, HttpProcessingError):  # e.g. a body that lies about its Content-Encoding
         return json_error(400, "bad_request", "the request body could not be read")
-    except UNAVAILABLE as e:
-        # Also a Redis call over its time bound, or no pooled connection free in time.
-        log.warning("redis unavailable: %s", e)
-        return json_error(503, "unavailable", "storage unavailable, try again", RETRY_LATER, retry_after=1)
     except Exception:
         # the raw path, quoted: a decoded one could carry a newline (%0a) and forge log lines
         log.exception("unhandled error in %s %r", request.method, request.raw_path[:300])

@@ -45,13 +45,28 @@ from typing import Any
 
 import orjson
 from aiohttp import WSCloseCode, WSMsgType, web
+from pydantic import ValidationError
 
 import engine
-from store import UNAVAILABLE
+from engine import Rejected
+from store import UNAVAILABLE, StoreError
+from webapp.api import ActionRequest
 from webapp.auth import Identity
 from webapp.clock import stamp_text
-from webapp.errors import ApiError, dumps
-from webapp.keys import ADMISSION_RELEASE, AUTH, HUB, LEASES, LIMITS, PRESENCE, SETTINGS, SOCKETS, STORE
+from webapp.errors import ApiError, as_api_error, dumps
+from webapp.keys import (
+    ADMISSION,
+    ADMISSION_RELEASE,
+    AUTH,
+    HUB,
+    LEASES,
+    LIMITS,
+    PRESENCE,
+    SETTINGS,
+    SOCKETS,
+    STORE,
+)
+from webapp.moves import apply_move, pay_refusal
 from webapp.presence import Presence
 from webapp.privacy import may_see_table
 
@@ -504,7 +519,8 @@ async def _serve(
 async def _read(ws: web.WebSocketResponse, client: Client, request: web.Request, table_id: str) -> None:
     """The one reader of ``ws``: pings (presence), until close, error or idleness."""
     settings = request.app[SETTINGS]
-    frames = request.app[LIMITS].frames()
+    limits = request.app[LIMITS]
+    frames = limits.frames()
     loop = asyncio.get_running_loop()
     # Idle means no message of the app's own for ws_idle_timeout s. A deadline, not
     # receive(timeout=…): aiohttp restarts that timeout on every protocol pong it swallows,
@@ -520,18 +536,26 @@ async def _read(ws: web.WebSocketResponse, client: Client, request: web.Request,
         if msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED, WSMsgType.ERROR):
             return
         deadline = loop.time() + settings.ws_idle_timeout
-        if frames.take(0):  # over the socket's frame rate: told, then closed (no parsing, no Redis)
-            request.app[LIMITS].refused += 1
-            await _fail(ws, CLOSE_TOO_FAST, "too_fast", "too many messages, slow down")
-            return
         if msg.type != WSMsgType.TEXT:
             await _fail(ws, CLOSE_BAD_MESSAGE, "bad_message", "text JSON frames only")
             return
-        try:
-            data = json.loads(msg.data)
+        try:  # at most WS_MAX_MSG_SIZE bytes (aiohttp refuses more): parsing first costs little
+            data = orjson.loads(msg.data)
             kind = data.get("type") if isinstance(data, dict) else None
         except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
             kind = None
+        if kind == "act":  # a move: the user's write bucket, not the socket's frame rate
+            if not limits.user(client.user_id, "POST"):
+                await _act(client, request, table_id, data)
+                continue
+            limits.refused += 1
+            client.offer(_refused(data, ApiError(429, "too_fast", "too many requests, slow down", retry_after=1)))
+        if frames.take(0):  # over the socket's frame rate: told, then closed (no Redis)
+            limits.refused += 1
+            await _fail(ws, CLOSE_TOO_FAST, "too_fast", "too many messages, slow down")
+            return
+        if kind == "act":
+            continue
         if kind == "ping":
             if client.seat is not None:
                 request.app[PRESENCE].touch(table_id, client.user_id)
@@ -539,7 +563,60 @@ async def _read(ws: web.WebSocketResponse, client: Client, request: web.Request,
         elif kind == "auth":
             continue  # a repeated auth (e.g. after a client-side retry) is harmless
         else:
-            client.offer({"type": "error", "error": "bad_message", "detail": "expected {type: ping}"})
+            client.offer({"type": "error", "error": "bad_message", "detail": "expected {type: ping} or {type: act}"})
+
+
+MAX_REF = 64  # characters of an act frame's ``ref``
+
+
+def _refused(data: Any, err: ApiError) -> dict[str, Any]:
+    """The ``refused`` frame answering the act frame ``data`` with ``err`` (the HTTP answer's fields)."""
+    ref = data.get("ref") if isinstance(data, dict) else None
+    return {"type": "refused", "ref": ref if _good_ref(ref) else None, "status": err.status,
+            "error": err.code, "detail": err.detail, **err.extra}
+
+
+def _good_ref(ref: Any) -> bool:
+    return ref is None or (isinstance(ref, str) and len(ref) <= MAX_REF) or (
+        isinstance(ref, int) and not isinstance(ref, bool) and 0 <= ref < 2**53)
+
+
+async def _act(client: Client, request: web.Request, table_id: str, data: dict[str, Any]) -> None:
+    """An ``act`` frame: the move of ``POST /api/tables/{id}/actions`` (:mod:`webapp.moves`:
+    the same checks, limits and answers) on this socket's table, answered on this socket by
+    an ``acted`` or a ``refused`` frame with the frame's ``ref``. It holds an admission slot
+    while it runs, as a POST does (503 ``overloaded`` when none is free). The new version's
+    ``state`` frame is queued before the answer (this process committed it: its sockets
+    are fed before ``store.apply`` returns)."""
+    app = request.app
+    admission = app[ADMISSION]
+    if not await admission.acquire():
+        err = ApiError(503, "overloaded", "the server is busy, try again shortly",
+                       retry_after=admission.retry_after)
+        client.offer(_refused(data, err))
+        return
+    try:
+        ref = data.get("ref")
+        try:
+            if not _good_ref(ref):
+                raise ApiError(400, "bad_request", f"ref: a string of at most {MAX_REF} characters or a whole number")
+            body = ActionRequest.model_validate({k: v for k, v in data.items() if k not in ("type", "ref")})
+            known = await app[STORE].current(table_id)
+            if known is None:
+                raise ApiError(404, "not_found", "no such table (or it expired)")
+        except (ApiError, ValidationError):
+            await pay_refusal(app, client.user_id)
+            raise
+        result, _seat = await apply_move(app, client.user_id, known, body)
+        client.offer({"type": "acted", "ref": ref, "version": result.version, "duplicate": result.duplicate,
+                      "deadline": result.table.deadline})
+    except (ApiError, Rejected, StoreError, ValidationError, *UNAVAILABLE) as e:
+        client.offer(_refused(data, as_api_error(e)))
+    except Exception:
+        log.exception("ws %s: a move of user %s failed", table_id, client.user_id)
+        client.offer(_refused(data, ApiError(500, "internal", "internal error")))
+    finally:
+        admission.release()
 
 
 def add_routes(app: web.Application) -> None:
