@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             seconds=service_seconds, warmup=min(service.WARMUP, service_seconds),
             overload=not args.no_overload, memory=not args.no_table_memory, profile=getattr(args, "service_profile", None),
             cluster=wants_cluster(args), cluster_rounds=getattr(args, "cluster_rounds", 1),
-            affinity=getattr(args, "affinity", False))
+            affinity=getattr(args, "affinity", False), moves=tuple(getattr(args, "moves", None) or service.MOVES))
     if "players" in only:
         out["players"] = _guard(players.measure, args.matches, args.jobs, raw=args.players_raw)
     return out
@@ -212,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
                              "redis-cli are installed and --processes includes 2)")
     parser.add_argument("--cluster-rounds", type=int, default=1,
                         help="service: one Redis / cluster rounds, alternating (default %(default)s)")
+    parser.add_argument("--moves", nargs="+", choices=service.MOVES, default=list(service.MOVES),
+                        help="service: how seats send moves, a run each: http (POST) and/or ws (an act frame on "
+                             "the open socket, as the Mini App does); default %(default)s")
     parser.add_argument("--affinity", action="store_true",
                         help="service: after each run on 2+ processes, the same with every seat of a table on "
                              "one process (as deploy/nginx.conf and deploy/Caddyfile route by table)")

@@ -15,10 +15,13 @@ What it does, end to end, on loopback only:
 * **The load.** Prší tables of three people (created with ``Store.create_table`` as
   a lobby would, in a chat), every seat on the Mini App's WebSocket
   (``/ws/tables/{id}``, ``{"type": "auth"}`` first, pings every 20 s); the seat whose
-  view has legal actions POSTs a random one of them, a card play when it has one
-  (:func:`choose`), to ``/api/tables/{id}/actions`` with ``client_action_id`` and
-  ``version``, as soon as its socket shows the turn. A finished table is replaced by
-  a fresh one. Only the public HTTP/WS API is used.
+  view has legal actions sends a random one of them, a card play when it has one
+  (:func:`choose`), with ``client_action_id`` and ``version``, as soon as its socket
+  shows the turn: POSTed to ``/api/tables/{id}/actions`` (``--moves http``) or as an
+  ``act`` frame on its open socket, as the Mini App sends it (``--moves ws``; a POST
+  with the same id when the socket is not open). Both by default, each (process
+  count, table count) once per way. A finished table is replaced by a fresh one.
+  Only the public HTTP/WS API is used.
 * **Measured** over a window after a warm-up: committed moves/s; latency from the
   POST until every seat's socket has that version (p50/p95/p99); server CPU ms per
   move (``/proc/<pid>/stat`` of the service processes); Redis round trips per move
@@ -73,6 +76,7 @@ from urllib.parse import urlencode
 TABLES = (30, 100, 300)
 PROCESSES = (1, 2, 4)
 SECONDS = 10.0
+MOVES = ("http", "ws")  # how seats send moves: POST, or an act frame on the open socket (the Mini App's way)
 WARMUP = 3.0
 IDLE = 2.0  # s with every socket open and nobody moving, before each run (the background rate)
 READY_TIMEOUT = 240.0  # s for a service process to answer /healthz (today's start is slow on a busy box)
@@ -429,6 +433,7 @@ class Stats:
     errors: dict[str, int] = field(default_factory=dict)
     out_of_order: int = 0
     reconnects: int = 0  # sockets opened again after a close or a refused handshake (any time)
+    fallbacks: int = 0  # moves sent on a socket that closed before the answer, then POSTed
     undelivered: int = 0
     undelivered_detail: list = field(default_factory=list)
     finished: list[str] = field(default_factory=list)
@@ -472,6 +477,8 @@ class SeatClient:
         self.ws: Any = None
         self.task: asyncio.Task | None = None
         self.act_task: asyncio.Task | None = None
+        self.answers: dict[int, asyncio.Future] = {}  # act frames' refs → their acted/refused frame
+        self.refs = 0
 
     def first_arrival(self, version: int) -> float | None:
         for v, t in self.arrivals:
@@ -519,6 +526,10 @@ class SeatClient:
                         if kind == "state":
                             served = True
                             self._on_state(data)
+                        elif kind in ("acted", "refused"):
+                            fut = self.answers.pop(data.get("ref"), None)
+                            if fut is not None and not fut.done():
+                                fut.set_result(data)
                         elif kind == "error":
                             if not run.closing:
                                 run.stats.error(f"ws:{data.get('error')}")
@@ -527,6 +538,11 @@ class SeatClient:
                             break
                 finally:
                     pinger.cancel()
+                    self.ws = None
+                    for fut in self.answers.values():  # their outcome is unknown: sent again by POST
+                        if not fut.done():
+                            fut.set_exception(ConnectionError("socket closed"))
+                    self.answers.clear()
         except asyncio.CancelledError:
             raise
         except Exception as e:
@@ -581,7 +597,7 @@ class SeatClient:
             body = {"action": action, "client_action_id": uuid.uuid4().hex, "version": version}
             while not run.closing:
                 t0 = time.perf_counter()
-                status, data, headers = await run.post(self, body)
+                status, data, headers = await run.send(self, body)
                 t1 = time.perf_counter()
                 if status == 200:
                     self.acted = version
@@ -700,8 +716,9 @@ class LoadRun:
 
     def __init__(self, bench: ServiceBench, services: list[Service], tables: int, *,
                  pace: float | None = None, seconds: float, warmup: float, label: str,
-                 affinity: bool = False) -> None:
+                 affinity: bool = False, moves: str = "http") -> None:
         self.bench = bench
+        self.moves = moves  # "http": POST each move; "ws": an act frame on the seat's open socket
         self.affinity = affinity  # every seat of a table on one process (the proxy's table routing)
         self.session = bench.session
         self.services = services
@@ -722,6 +739,28 @@ class LoadRun:
 
     def init_data(self, user_id: int, name: str) -> str:
         return self.bench.init_data(user_id, name)
+
+    async def send(self, seat: SeatClient, body: dict[str, Any]) -> tuple[int, Any, Any]:
+        """A move as ``(status, answer, headers)``: POSTed, or (``moves="ws"``) sent on the seat's
+        open socket as the Mini App does, by POST with the same ``client_action_id`` when the
+        socket is not open or closes before the answer (a committed move is then a duplicate)."""
+        ws = seat.ws
+        if self.moves == "ws" and ws is not None and not ws.closed:
+            seat.refs += 1
+            ref = seat.refs
+            fut = seat.answers[ref] = asyncio.get_running_loop().create_future()
+            try:
+                await ws.send_str(json.dumps({"type": "act", "ref": ref, **body}))
+                data = await asyncio.wait_for(fut, 30)
+            except (ConnectionError, RuntimeError, TimeoutError):
+                seat.answers.pop(ref, None)
+                self.stats.fallbacks += 1
+                return await self.post(seat, body)
+            if data["type"] == "acted":
+                return 200, data, {}
+            wait = data.get("retry_after")
+            return int(data["status"]), data, ({"Retry-After": str(wait)} if wait is not None else {})
+        return await self.post(seat, body)
 
     async def post(self, seat: SeatClient, body: dict[str, Any]) -> tuple[int, Any, Any]:
         url = f"{seat.base}/api/tables/{seat.table.id}/actions"
@@ -861,6 +900,7 @@ class LoadRun:
             "processes": len(self.services),
             "tables": self.tables,
             "affinity": self.affinity,
+            "moves_by": self.moves,
             "seconds": round(seconds, 2),
             "moves": moves,
             "moves_per_s": round(moves / seconds, 1) if seconds else None,
@@ -886,6 +926,7 @@ class LoadRun:
             "errors": dict(st.errors),
             "out_of_order": st.out_of_order,
             "reconnects": st.reconnects,
+            "fallbacks": st.fallbacks,
             "undelivered": st.undelivered,
             "undelivered_detail": st.undelivered_detail,
             "tables_finished": len(st.finished),
@@ -986,8 +1027,9 @@ class ServiceBench:
     def __init__(self, *, redis_url: str | None, tables: tuple[int, ...], processes: tuple[int, ...],
                  seconds: float, warmup: float, overload: bool, memory: bool, log_level: str,
                  profile: str | None = None, cluster: bool = False, cluster_rounds: int = 1,
-                 affinity: bool = False) -> None:
+                 affinity: bool = False, moves: tuple[str, ...] = MOVES) -> None:
         self.redis_url_opt = redis_url
+        self.moves = moves  # how the seats send their moves, each a run of its own: "http", "ws"
         self.tables = tables
         self.processes = processes
         self.seconds = seconds
@@ -1120,20 +1162,22 @@ class ServiceBench:
                     })
                     best = 0.0
                     for m in self.tables:
-                        res = await LoadRun(self, services, m, seconds=self.seconds, warmup=self.warmup,
-                                            label="closed").execute()
-                        results["runs"].append(res)
-                        best = max(best, res["moves_per_s"] or 0.0)
-                        _progress(f"service {n}p {m} tables", res)
-                        if self.affinity and n > 1:  # the same processes, each table's seats on one of them
+                        for way in self.moves:  # the same tables, each way of sending moves in turn
                             res = await LoadRun(self, services, m, seconds=self.seconds, warmup=self.warmup,
-                                                label="closed-affinity", affinity=True).execute()
+                                                label=f"closed-{way}", moves=way).execute()
                             results["runs"].append(res)
-                            _progress(f"service {n}p {m} tables, by table", res)
+                            if way == self.moves[0]:
+                                best = max(best, res["moves_per_s"] or 0.0)
+                            _progress(f"service {n}p {m} tables, moves by {way}", res)
+                            if self.affinity and n > 1:  # the same processes, each table's seats on one of them
+                                res = await LoadRun(self, services, m, seconds=self.seconds, warmup=self.warmup,
+                                                    label=f"closed-affinity-{way}", affinity=True, moves=way).execute()
+                                results["runs"].append(res)
+                                _progress(f"service {n}p {m} tables, by table, moves by {way}", res)
                     if self.overload and best > 0:
                         m = max(self.tables)
                         res = await LoadRun(self, services, m, pace=2 * best, seconds=self.seconds,
-                                            warmup=self.warmup, label="overload").execute()
+                                            warmup=self.warmup, label="overload", moves=self.moves[0]).execute()
                         res["pace_per_s"] = round(2 * best, 1)
                         results["overload"].append(res)
                         _progress(f"service {n}p overload {m} tables", res)
@@ -1178,7 +1222,7 @@ class ServiceBench:
             await wait_bot(telegram, services)
             for m in self.tables:
                 res = await LoadRun(self, services, m, seconds=self.seconds, warmup=self.warmup,
-                                    label=f"closed-{backend}").execute()
+                                    label=f"closed-{backend}", moves=self.moves[0]).execute()
                 res["backend"], res["round"] = backend, round_
                 out.append(res)
                 _progress(f"service {n}p {m} tables, {backend}, round {round_ + 1}", res)
@@ -1311,14 +1355,15 @@ def measure(*, redis_url: str | None = None, tables: tuple[int, ...] = TABLES,
             processes: tuple[int, ...] = PROCESSES, seconds: float = SECONDS, warmup: float = WARMUP,
             overload: bool = True, memory: bool = True, log_level: str = "WARNING",
             profile: str | None = None, cluster: bool = False, cluster_rounds: int = 1,
-            affinity: bool = False) -> dict[str, Any]:
+            affinity: bool = False, moves: tuple[str, ...] | None = None) -> dict[str, Any]:
     """Run the service benchmark (module docstring) and return its figures; ``cluster`` adds
     the 2-process cluster column (and a one-Redis 2-process run when ``processes`` lacks 2)."""
     if cluster and 2 not in processes:
         processes = (*processes, 2)
     bench = ServiceBench(redis_url=redis_url, tables=tables, processes=processes, seconds=seconds,
                          warmup=warmup, overload=overload, memory=memory, log_level=log_level,
-                         profile=profile, cluster=cluster, cluster_rounds=cluster_rounds, affinity=affinity)
+                         profile=profile, cluster=cluster, cluster_rounds=cluster_rounds, affinity=affinity,
+                         moves=tuple(moves or MOVES))
     return asyncio.run(bench.run())
 
 
@@ -1338,7 +1383,8 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
             if r.get("p99_ms") is not None and floor.get("p99_ms"):
                 vs += f", p99 {r['p99_ms'] / floor['p99_ms']:.0f}× raw CAS p99"
         name = f"{r['processes']}p × {r['tables']} tables" + (
-            f" overload (paced {r.get('pace_per_s')}/s)" if "pace_per_s" in r else "")
+            f" overload (paced {r.get('pace_per_s')}/s)" if "pace_per_s" in r else "") + (
+            ", by table" if r.get("affinity") else "") + (f", moves by {r['moves_by']}" if r.get("moves_by") else "")
         rows.append(("service", name, run_figures(r, vs)))
     rows += cluster_rows(results.get("cluster"))
     for f in results.get("floor", []):
@@ -1446,6 +1492,8 @@ def markdown(results: dict[str, Any], when: str = "", machine: str = "") -> str:
         tables = f"{r['tables']} (overload: paced {r['pace_per_s']}/s)" if "pace_per_s" in r else str(r["tables"])
         if r.get("affinity"):
             tables += ", by table"
+        if r.get("moves_by"):
+            tables += f", moves by {r['moves_by']}"
         rej = sum((r.get("rejected") or {}).values())
         lines.append(f"| {r['processes']} | {tables} | {r['moves_per_s']} | {pct} | {r['p50_ms']} / {r['p95_ms']} / "
                      f"{r['p99_ms']} | {ratio} | {r['server_cpu_ms_per_move']} ({r.get('server_cpu_ms_per_move_net')}) "

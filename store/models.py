@@ -205,12 +205,50 @@ class Table(BaseModel):
         }
 
 
-class ApplyResult(BaseModel):
-    """What :meth:`Store.apply` returns. ``duplicate``: a repeated client_action_id (nothing applied)."""
+class ApplyResult:
+    """What :meth:`Store.apply` returns: ``version`` (int) and ``events`` (list of dicts) of
+    the commit, ``duplicate`` (a repeated client_action_id: nothing applied, the first
+    outcome's version and events) and ``table``, the :class:`Table` at ``version`` or later
+    (built on first use from ``known``, a :class:`store.live.Known`: a move's path that only
+    needs the version builds no model)."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    __slots__ = ("_known", "_table", "duplicate", "events", "version")
 
-    version: int
-    events: list[dict[str, Any]]
-    table: Table
-    duplicate: bool = False
+    def __init__(self, *, version: int, events: list[dict[str, Any]], table: Table | None = None,
+                 duplicate: bool = False, known: Any = None) -> None:
+        if table is None and known is None:
+            raise TypeError("ApplyResult needs table or known")
+        self.version = int(version)
+        self.events = events
+        self.duplicate = bool(duplicate)
+        self._table = table
+        self._known = known
+
+    @property
+    def table(self) -> Table:
+        if self._table is None:
+            self._table = self._known.table
+        return self._table
+
+    @property
+    def deadline(self) -> float | None:
+        """The turn timer's deadline (epoch seconds) of :attr:`table`, without building it."""
+        if self._table is None:
+            return self._known.doc.get("deadline")
+        return self._table.deadline
+
+    def __repr__(self) -> str:
+        return f"ApplyResult(version={self.version}, duplicate={self.duplicate}, events={self.events!r})"
+
+
+#: The fields of a dumped :class:`Seat` in the model's order: (name, required, default).
+SEAT_FIELDS: tuple[tuple[str, bool, Any], ...] = tuple(
+    (n, f.is_required(), None if f.is_required() else f.default) for n, f in Seat.model_fields.items())
+
+
+def seat_dicts(seats: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``[Seat(**s).model_dump() for s in seats]`` for seats as a stored document holds them
+    (written from :class:`Seat` models, so valid), without building the models: every field
+    in the model's order, a missing optional one at its default, nothing else. ``KeyError``
+    without a required one."""
+    return [{k: s[k] if required else s.get(k, d) for k, required, d in SEAT_FIELDS} for s in seats]

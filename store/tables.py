@@ -418,7 +418,7 @@ class Tables(StoreBase):
                         await self._after_commit(new, outcome.events, new_turns, t)
                     except Exception:  # committed: the move stands; Store.sweep redoes the follow-up
                         log.exception("follow-up of table %s version %s failed", table_id, new["version"])
-                return ApplyResult(version=new["version"], events=outcome.events, table=done.table)
+                return ApplyResult(version=new["version"], events=outcome.events, known=done)
             if code == 2:
                 return self._duplicate_result(current or known, _s(res[1]), res[2])
             if code == -1:
@@ -452,12 +452,12 @@ class Tables(StoreBase):
         when it is that version, else none)."""
         if not first.isdigit():  # written before ids were remembered by version
             old = _loads(first)
-            return ApplyResult(version=old["version"], events=old["events"], table=current.table, duplicate=True)
+            return ApplyResult(version=old["version"], events=old["events"], known=current, duplicate=True)
         version = int(first)
         events = _entry_events(_s(entry)) if entry else None
         if events is None:
             events = (current.move.get("events") or []) if current.version == version else []
-        return ApplyResult(version=version, events=events, table=current.table, duplicate=True)
+        return ApplyResult(version=version, events=events, known=current, duplicate=True)
 
     @staticmethod
     def _after_move(seat: dict[str, Any], actor: str, by: str) -> dict[str, Any]:

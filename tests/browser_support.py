@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import socket
@@ -276,17 +277,46 @@ WATCH_TOASTS = """
 
 async def open_table(browser, server, name: str, table_id: str, **kw):
     """A phone page signed in as ``name`` showing table ``table_id``; its toasts are kept
-    in ``window.__seen`` and the statuses of its action POSTs in ``page.karty_action_statuses``.
+    in ``window.__seen``, the statuses of its moves' answers in ``page.karty_action_statuses``
+    (``page.karty_posted_moves``: the POSTed ones; ``page.karty_socket_moves``: those sent on the
+    socket, 200 for an ``acted`` frame, a ``refused`` frame's status).
     ``kw`` goes to :func:`new_phone_page`."""
     page = await new_phone_page(browser, server.url, **kw)
     await sign_in(page, name)
+    watch_moves(page)
     await page.goto(f"{server.url}?table={table_id}")
     await page.wait_for_selector(".table-screen")
     await page.evaluate(WATCH_TOASTS)
-    actions: list[int] = []
-    page.on(
-        "response",
-        lambda r: actions.append(r.status) if r.request.method == "POST" and r.url.endswith("/actions") else None,
-    )
-    page.karty_action_statuses = actions  # type: ignore[attr-defined]
     return page
+
+
+def watch_moves(page) -> None:
+    """Keep the statuses of ``page``'s moves' answers (before its table's socket opens):
+    ``page.karty_action_statuses`` all, ``page.karty_posted_moves`` the POSTed ones,
+    ``page.karty_socket_moves`` those sent on the socket (200 for ``acted``, else the
+    ``refused`` frame's status)."""
+    actions: list[int] = []  # every move's answer: POSTed and on the socket
+    posted: list[int] = []  # the statuses of the moves POSTed (when the socket was not serving)
+
+    def answered(r) -> None:
+        if r.request.method == "POST" and r.url.endswith("/actions"):
+            actions.append(r.status)
+            posted.append(r.status)
+
+    page.on("response", answered)
+    page.karty_action_statuses = actions  # type: ignore[attr-defined]
+    page.karty_posted_moves = posted  # type: ignore[attr-defined]
+    moves: list[int] = []  # the same statuses of the moves the page sent on its socket (act frames)
+
+    def frame(payload) -> None:
+        try:
+            msg = json.loads(payload)
+        except (TypeError, ValueError):
+            return
+        if isinstance(msg, dict) and msg.get("type") in ("acted", "refused"):
+            status = 200 if msg["type"] == "acted" else int(msg["status"])
+            moves.append(status)
+            actions.append(status)
+
+    page.on("websocket", lambda ws: ws.on("framereceived", frame))
+    page.karty_socket_moves = moves  # type: ignore[attr-defined]

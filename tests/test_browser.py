@@ -109,7 +109,44 @@ async def test_prsi_round_played_by_clicks(server, kstore, browser):
     await page.get_by_role("button", name="Scores").click()
     await page.wait_for_selector("#dialog[open] table.scores")
     assert await page.locator("#dialog table.scores tbody tr").count() >= 6
+    # Every move went on the open socket (act frames), none by POST.
+    assert len(page.karty_socket_moves) >= 3 and set(page.karty_socket_moves) == {200}, (page.karty_socket_moves, page.karty_posted_moves)
+    assert page.karty_posted_moves == []
     assert page.karty_errors == []
+
+
+async def test_a_move_goes_by_post_when_the_socket_does_not_serve(server, kstore, browser):
+    """The socket never gets past its handshake (a proxy that swallows it, say): the page
+    shows the table from the HTTP API, and Alice's move goes by POST and is shown."""
+    alice = person("Alice")
+    for seed in range(1, 100):  # a deal where Alice leads
+        table = await kstore.create_table(game="prsi", seats=[alice, computer(1, "Karel")], seed=seed)
+        if engine.awaiting(table.state) == [alice.seat]:
+            break
+    assert engine.awaiting(table.state) == [alice.seat]
+    page = await new_phone_page(browser, server.url)
+    await sign_in(page, "Alice")
+    frames: list[str] = []
+
+    def swallow(ws) -> None:  # accepted, never answered, never passed on
+        ws.on_message(lambda message: frames.append(message))
+
+    await page.route_web_socket("**/ws/tables/**", swallow)
+    posted: list[int] = []
+    page.on("response", lambda r: posted.append(r.status)
+            if r.request.method == "POST" and r.url.endswith("/actions") else None)
+    await page.goto(f"{server.url}?table={table.id}")
+    await page.wait_for_selector(".prsi .hand .card")
+    view = await view_of(page)
+    assert view["legal"], view
+    playable = page.locator(".hand .card.playable")
+    await (playable.first if await playable.count() else page.locator(".btn.action").first).click()
+    if await page.locator("#dialog[open][data-kind=suit]").count():
+        await page.locator("#dialog .suit-choice.suit-s").click()
+    await wait_version_above(page, view["version"])
+    assert posted == [200]
+    assert frames and not any('"act"' in f for f in frames)  # the auth frame only, no move
+    assert (await kstore.get_table(table.id)).version > table.version
 
 
 async def test_prsi_faces_toggle_is_remembered(server, kstore, browser):

@@ -285,3 +285,16 @@ async def test_table_version_reads_the_version_alone(store):
     await store.apply(table.id, seat, action)
     assert await store.table_version(table.id) == 1
     assert await store.table_version("nope") is None
+
+
+def test_seat_dicts_are_the_seats_models_dumped():
+    """The socket's messages dump a document's seats without building models: the same dicts."""
+    from store.models import seat_dicts
+
+    stored = [Seat(seat="u1", user_id=1, name="Anna", played=True).model_dump(exclude_defaults=True),
+              Seat(seat="c1", name="C", computer=True, level="expert", auto=True, strikes=2).model_dump(),
+              {"seat": "u2", "user_id": 2, "name": "Bob"}]
+    assert seat_dicts(stored) == [Seat(**s).model_dump() for s in stored]
+    assert list(seat_dicts(stored)[0]) == list(Seat.model_fields)  # every field, in the model's order
+    with pytest.raises(KeyError):
+        seat_dicts([{"seat": "u3"}])  # no name: not a stored seat

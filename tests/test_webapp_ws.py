@@ -596,3 +596,24 @@ async def test_a_socket_that_only_answers_the_heartbeat_is_closed_as_idle(web_cl
     await recv_state(ws)
     assert (await recv(ws))["error"] == "idle"
     assert (await ws.receive(timeout=60)).data == 4408
+
+
+def test_a_send_gets_the_timeout_unless_it_cannot_wait():
+    """Only a small frame on a connection with nothing unsent goes without the send timer:
+    anything else may wait on the client, and a stuck client must still be closed."""
+    from webapp.ws import SMALL_FRAME
+
+    class Transport:
+        def __init__(self, unsent: int) -> None:
+            self.unsent = unsent
+
+        def get_write_buffer_size(self) -> int:
+            return self.unsent
+
+    def may_wait(transport, text: str) -> bool:
+        return Client(None, 1, "u1", 4, transport)._may_wait(text)
+
+    assert may_wait(Transport(0), "x" * 100) is False
+    assert may_wait(Transport(1), "x" * 100) is True  # the client is behind
+    assert may_wait(Transport(0), "x" * (SMALL_FRAME + 1)) is True  # a big frame may pause the transport
+    assert may_wait(None, "x") is True  # no transport known

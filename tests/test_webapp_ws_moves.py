@@ -9,9 +9,9 @@ from typing import Any
 
 import aiohttp
 import pytest
+from test_webapp_ws import ANN, BOB, EVE, connect, new_table, recv, recv_state
 
 import engine
-from test_webapp_ws import ANN, BOB, EVE, connect, new_table, recv, recv_state
 from webapp.keys import ADMISSION
 
 

@@ -50,6 +50,7 @@ from pydantic import ValidationError
 import engine
 from engine import Rejected
 from store import UNAVAILABLE, StoreError
+from store.models import seat_dicts
 from webapp.api import ActionRequest
 from webapp.auth import Identity
 from webapp.clock import stamp_text
@@ -76,6 +77,7 @@ MAX_CATCHUP = 100  # versions a reconnecting client is sent the events of; furth
 MAX_EVENTS = 400  # events merged into one collapsed message at most
 
 PONG = dumps({"type": "pong"})
+SMALL_FRAME = 16 * 1024  # characters of a frame sent without a timer when nothing is unsent
 
 CLOSE_BAD_MESSAGE = 4400
 CLOSE_UNAUTHORIZED = 4401
@@ -96,8 +98,10 @@ class Client:
     (their events merged), so the client catches up by snapshot.
     """
 
-    def __init__(self, ws: web.WebSocketResponse, user_id: int, seat: str | None, queue_size: int) -> None:
+    def __init__(self, ws: web.WebSocketResponse, user_id: int, seat: str | None, queue_size: int,
+                 transport: Any = None) -> None:
         self.ws = ws
+        self.transport = transport  # the connection's (asyncio.WriteTransport), to see what is still unsent
         self.user_id = user_id
         self.seat = seat
         self.version = -1  # the newest version queued for this client
@@ -113,6 +117,13 @@ class Client:
             self.queue.put_nowait((msg, text))
         except asyncio.QueueFull:
             self._collapse(orjson.loads(text) if msg.get("lazy") else msg)  # type: ignore[arg-type]
+
+    def _may_wait(self, text: str) -> bool:
+        """Whether sending ``text`` may wait on the client (then it gets ``send_timeout``): unless
+        nothing is left unsent on the connection and ``text`` is far below the transport's
+        high-water mark (64 KiB), so the write cannot pause it and aiohttp's drain returns at once."""
+        transport = self.transport
+        return transport is None or len(text) > SMALL_FRAME or transport.get_write_buffer_size() > 0
 
     def _collapse(self, msg: dict[str, Any]) -> None:
         others: list[dict[str, Any]] = []
@@ -146,7 +157,10 @@ class Client:
             while True:
                 msg, text = await self.queue.get()
                 out = stamp_text(dumps(msg) if text is None else text)  # server_time at sending
-                async with asyncio.timeout(send_timeout):  # (wait_for would make a task per send)
+                if self._may_wait(out):
+                    async with asyncio.timeout(send_timeout):  # (wait_for would make a task per send)
+                        await self.ws.send_str(out)
+                else:  # nothing unsent and a small frame: the send cannot wait for the client
                     await self.ws.send_str(out)
                 if msg.get("error") == "gone":
                     await self.ws.close(code=CLOSE_GONE, message=b"gone")
@@ -161,19 +175,17 @@ def state_message(
     table: Any, seat: str | None, events: list[dict[str, Any]], by: str | None,
     seats: list[dict[str, Any]] | None = None, view: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The ``state`` message of ``table`` for ``seat`` (``seats``: the dumped seats, ``view``:
-    ``seat``'s view, if at hand)."""
-    return {
-        "type": "state",
-        "table": table.id,
-        "version": table.version,
-        "seat": seat,
-        "view": engine.view(table.state, seat) if view is None else view,
-        "events": events,
-        "deadline": table.deadline,
-        "seats": [s.model_dump() for s in table.seats] if seats is None else seats,
-        "by": by,
-    }
+    """The ``state`` message of ``table`` (a :class:`store.Table`) for ``seat`` (``seats``: the
+    dumped seats, ``view``: ``seat``'s view, if at hand)."""
+    return _state(table.id, table.version, table.deadline, seat,
+                  engine.view(table.state, seat) if view is None else view, events, by,
+                  [s.model_dump() for s in table.seats] if seats is None else seats)
+
+
+def _state(table_id: str, version: int, deadline: float | None, seat: str | None, view: dict[str, Any],
+           events: list[dict[str, Any]], by: str | None, seats: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "state", "table": table_id, "version": version, "seat": seat, "view": view,
+            "events": events, "deadline": deadline, "seats": seats, "by": by}
 
 
 class Frames:
@@ -212,13 +224,13 @@ class Frames:
         if events is None:
             move = known.move
             events, by = list(move.get("events") or []), move.get("by")
-        table = known.table
+        doc = known.doc  # no Table model: the message is made from the document itself
         if self._seats is None:
-            self._seats = [s.model_dump() for s in table.seats]
+            self._seats = seat_dicts(doc["seats"])
         if self._views is None:  # every seat's view and the spectators' at once (engine.views)
-            self._views = engine.views(table.state, [*(s["seat"] for s in self._seats), None])
-        view = self._views.get(seat)
-        msg = state_message(table, seat, events, by, self._seats, view)
+            self._views = engine.views(known.state, [*(s["seat"] for s in self._seats), None])
+        msg = _state(doc["id"], known.version, doc.get("deadline"), seat, self._views[seat], events, by,
+                     self._seats)
         return msg, dumps(msg)
 
     def view(self, seat: str | None) -> dict[str, Any] | None:
@@ -497,7 +509,7 @@ async def _serve(
             if newest is None or newest.version == known.version:
                 break  # nothing moved on while the log was read (else: again, on the newer one)
         seat = known.seat_of(who.id)
-        client = Client(ws, who.id, seat, settings.ws_send_queue)
+        client = Client(ws, who.id, seat, settings.ws_send_queue, request.transport)
         client.offer(*Frames(known, events, by).get(seat))  # the snapshot, then every version
         hub.join(feed, client)
         writer = asyncio.create_task(client.writer(settings.ws_send_timeout), name=f"ws-writer:{table_id}")
@@ -609,7 +621,7 @@ async def _act(client: Client, request: web.Request, table_id: str, data: dict[s
             raise
         result, _seat = await apply_move(app, client.user_id, known, body)
         client.offer({"type": "acted", "ref": ref, "version": result.version, "duplicate": result.duplicate,
-                      "deadline": result.table.deadline})
+                      "deadline": result.deadline})
     except (ApiError, Rejected, StoreError, ValidationError, *UNAVAILABLE) as e:
         client.offer(_refused(data, as_api_error(e)))
     except Exception:

@@ -12,6 +12,9 @@ export class ApiError extends Error {
   }
 }
 
+/** A move sent on the socket got no answer (the socket closed, or none came in time): its outcome is unknown. */
+export class SocketLost extends Error {}
+
 function url(path) {
   return new URL(path.replace(/^\//, ""), document.baseURI).toString();
 }
@@ -165,10 +168,25 @@ export class Api {
     return this.get(`/api/tables/${encodeURIComponent(id)}`);
   }
 
-  /** POST an action; version omitted for races the server settles (callouts). */
-  act(tableId, action, version) {
+  /**
+   * Send an action; version omitted for races the server settles (callouts). On the table's
+   * open socket when there is one (an act frame: no HTTP request), else POSTed. A move whose
+   * socket closed or stayed silent is POSTed again with the same client_action_id, so it is
+   * applied once either way (the answer then says duplicate). Refusals are ApiErrors with
+   * the same status and code on both ways. Resolves {version, duplicate, deadline} (a POST's
+   * answer also has view and events; on the socket the state frame has come before).
+   */
+  async act(tableId, action, version, socket = null) {
     const body = { action, client_action_id: newId() };
     if (version !== undefined && version !== null) body.version = version;
+    if (socket) {
+      try {
+        const res = await socket.act(body);
+        if (res) return res;
+      } catch (e) {
+        if (!(e instanceof SocketLost)) throw e;
+      }
+    }
     return this.post(`/api/tables/${encodeURIComponent(tableId)}/actions`, body);
   }
 
@@ -222,6 +240,48 @@ export class TableSocket {
     this.pingTimer = null;
     this.retryTimer = null;
     this.connected = false;
+    this.refs = 0;
+    this.pending = new Map(); // act frames' refs → {resolve, reject, timer}
+  }
+
+  /**
+   * A move on this socket: resolves with its acted frame, rejects with an ApiError for a
+   * refused one, or a SocketLost when no answer came (closed, or none within waitMs);
+   * resolves null at once when the socket is not open and serving (send it otherwise).
+   */
+  act(body, waitMs = 8000) {
+    const ws = this.ws;
+    if (!ws || ws.readyState !== WebSocket.OPEN || !this.connected) return Promise.resolve(null);
+    const ref = ++this.refs;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (this.pending.delete(ref)) reject(new SocketLost("no answer"));
+      }, waitMs);
+      this.pending.set(ref, { resolve, reject, timer });
+      try {
+        ws.send(JSON.stringify({ type: "act", ref, ...body }));
+      } catch {
+        this.settle({ type: "lost", ref });
+      }
+    });
+  }
+
+  /** The answer to an act frame (acted, refused; lost: none will come). */
+  settle(msg) {
+    const waiting = this.pending.get(msg.ref);
+    if (!waiting) return;
+    this.pending.delete(msg.ref);
+    clearTimeout(waiting.timer);
+    if (msg.type === "acted") waiting.resolve(msg);
+    else if (msg.type === "refused") {
+      const err = new ApiError(msg.status, msg.error, msg.detail);
+      if (typeof msg.retry_after === "number") err.retryAfter = msg.retry_after;
+      waiting.reject(err);
+    } else waiting.reject(new SocketLost("socket closed"));
+  }
+
+  dropPending() {
+    for (const ref of [...this.pending.keys()]) this.settle({ type: "lost", ref });
   }
 
   wsUrl() {
@@ -266,6 +326,8 @@ export class TableSocket {
         }
         if (typeof msg.version === "number") this.since = Math.max(this.since, msg.version);
         this.onState(msg);
+      } else if (msg.type === "acted" || msg.type === "refused") {
+        this.settle(msg);
       } else if (msg.type === "error") {
         if (AUTH_ERRORS.has(msg.error)) this.authFailed = true; // no blind retry: sign in again first
         this.onStatus("error", msg);
@@ -273,7 +335,10 @@ export class TableSocket {
     });
     ws.addEventListener("close", () => {
       clearInterval(this.pingTimer);
-      if (this.ws === ws) this.ws = null;
+      if (this.ws === ws) {
+        this.ws = null;
+        this.dropPending(); // their moves go again by POST (same ids: applied once)
+      }
       if (this.closed) return; // closed on purpose (left the table): no "reconnecting" banner
       if (this.connected) this.onStatus("closed");
       this.connected = false;
@@ -318,6 +383,7 @@ export class TableSocket {
     this.closed = true;
     clearInterval(this.pingTimer);
     clearTimeout(this.retryTimer);
+    this.dropPending();
     try {
       this.ws?.close();
     } catch {

@@ -682,7 +682,7 @@ async function actOnce(action, basis, { isCallout = false } = {}) {
     for (let attempt = 0; ; attempt++) {
       let res;
       try {
-        res = await api.act(state.tableId, action, isCallout ? undefined : version);
+        res = await api.act(state.tableId, action, isCallout ? undefined : version, socket);
       } catch (e) {
         if (e.status !== 409 || isCallout || attempt >= 3) throw e;
         await resync();
@@ -696,7 +696,8 @@ async function actOnce(action, basis, { isCallout = false } = {}) {
         toast(t("gave_card", { card: cardShort(action.card, "french"), name: nameOf(basis.view?.penalty?.to) }));
       }
       const before = state.view;
-      const fresh = acceptVersion({ version: res.version, view: res.view, events: res.events || [], deadline: res.deadline });
+      // A POST's answer has the view; a move on the socket had its state frame first (onSocketState).
+      const fresh = res.view ? acceptVersion({ version: res.version, view: res.view, events: res.events || [], deadline: res.deadline }) : null;
       if (isCallout) tg.notify("success");
       if (fresh !== null) {
         draw();
