@@ -8,6 +8,7 @@ for one table (tools, tests).
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -17,7 +18,7 @@ from store.common import (
     _s,
 )
 from store.connect import is_cluster
-from store.live import unpack
+from store.live import WATCHERS_TTL, unpack
 
 
 def commit_message(data: str) -> dict[str, Any]:
@@ -42,11 +43,14 @@ class Events(StoreBase):
         """
         pubsub = self.redis.pubsub()
         channel = self.keys.events(table_id)
+        watchers, me = self.keys.watchers(table_id), f"events-{secrets.token_hex(8)}"
         sharded = is_cluster(self.redis)  # commits SPUBLISH there (store.pubsub)
         if sharded:
             await pubsub.ssubscribe(channel)
         else:
             await pubsub.subscribe(channel)
+        await self.redis.sadd(watchers, me)  # a listener: commits publish (commit.lua)
+        await self.redis.expire(watchers, WATCHERS_TTL)
         try:
             while True:
                 if sharded:
@@ -57,6 +61,7 @@ class Events(StoreBase):
                     yield commit_message(msg["data"])
         finally:
             try:
+                await self.redis.srem(watchers, me)
                 await (pubsub.sunsubscribe(channel) if sharded else pubsub.unsubscribe(channel))
             finally:
                 await pubsub.aclose()

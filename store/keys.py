@@ -78,6 +78,11 @@ class Keys:
     def events(self, table_id: str) -> str:
         return f"{self.prefix}:{{g:{table_id}}}:events"
 
+    def watchers(self, table_id: str) -> str:
+        """Set of the ids of the listeners (``store.live.Live.id``) subscribed to ``events``:
+        a commit publishes only when someone other than its own process listens."""
+        return f"{self.prefix}:{{g:{table_id}}}:watchers"
+
     def presence(self, table_id: str, user_id: int) -> str:
         return f"{self.prefix}:{{g:{table_id}}}:here:{user_id}"
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -54,6 +55,7 @@ MAX_TABLES = 20_000  # tables one process keeps at most (least recently used dro
 CHECK_EVERY = 1.0  # seconds between looks for idle tables
 RESYNC_AFTER = 0.2  # seconds after a reconnect of the single Redis's feed before every known table is read again
 MAX_CATCHUP = 100  # versions of missing events read from the log at most (older: snapshot only)
+WATCHERS_TTL = 48 * 3600  # seconds a table's watchers set lives after its last subscription (a table's TTL)
 
 
 class Known:
@@ -171,11 +173,16 @@ class _Entry:
 class Live:
     """The known tables of one store (one process) and their one pub/sub connection.
 
-    ``store``: the :class:`store.Store` (for its Redis client, keys and log reads).
+    ``store``: the :class:`store.Store` (for its Redis client, keys and log reads). ``id``:
+    this listener's id in each subscribed table's watchers set (``keys.watchers``): a commit
+    publishes only when a listener other than the committing one is in it, so a table all of
+    whose sockets are on one process (a proxy routing by table, or one process) costs no
+    message at all.
     """
 
     def __init__(self, store: Any) -> None:
         self.store = store
+        self.id = secrets.token_hex(8)
         self.entries: dict[str, _Entry] = {}
         self.by_channel: dict[str, _Entry] = {}
         self._feed: Any = None  # store.pubsub.SingleFeed or ShardedFeed, made on first use
@@ -391,6 +398,12 @@ class Live:
             await self.feed.subscribe(entry.channel)
         except TimeoutError as e:
             raise RedisTimeoutError(f"subscribing to {entry.channel} not confirmed in time") from e
+        # Listening now, and before the document is read: a commit from here on publishes.
+        key = self.store.keys.watchers(entry.table_id)
+        pipe = self.store.redis.pipeline(transaction=False)
+        pipe.sadd(key, self.id)
+        pipe.expire(key, WATCHERS_TTL)
+        await pipe.execute()
         if self._janitor is None or self._janitor.done():
             self._janitor = asyncio.create_task(self._sweep_idle(), name="store-live-idle")
         if not entry.ready.done():
@@ -446,7 +459,7 @@ class Live:
             return
         for entry in idle:
             self._drop(entry, unsubscribe=False)
-        await self._unsubscribe(*(e.channel for e in idle))
+        await self._unsubscribe(*(e.table_id for e in idle))
 
     def _trim(self) -> None:
         quiet = sorted((e for e in self.entries.values() if not e.listeners), key=lambda e: e.used)
@@ -458,11 +471,19 @@ class Live:
             del self.entries[entry.table_id]
             self.by_channel.pop(entry.channel, None)
             if unsubscribe and self._feed is not None and not self._closed:
-                self._spawn(self._unsubscribe(entry.channel))
+                self._spawn(self._unsubscribe(entry.table_id))
 
-    async def _unsubscribe(self, *channels: str) -> None:
+    async def _unsubscribe(self, *table_ids: str) -> None:
+        """Stop listening on the tables' channels and leave their watchers sets (best effort:
+        a member left behind, e.g. by a process that died, only makes commits publish)."""
+        keys = self.store.keys
         with contextlib.suppress(Exception):
-            await self.feed.unsubscribe(*channels)
+            await self.feed.unsubscribe(*(keys.events(t) for t in table_ids))
+        with contextlib.suppress(Exception):
+            pipe = self.store.redis.pipeline(transaction=False)
+            for t in table_ids:
+                pipe.srem(keys.watchers(t), self.id)
+            await pipe.execute()
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -478,6 +499,13 @@ class Live:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        if self.entries:  # leave the watchers sets (best effort, bounded: Redis may be gone)
+            with contextlib.suppress(Exception):
+                pipe = self.store.redis.pipeline(transaction=False)
+                for table_id in self.entries:
+                    pipe.srem(self.store.keys.watchers(table_id), self.id)
+                async with asyncio.timeout(1.0):
+                    await pipe.execute()
         if self._feed is not None:
             with contextlib.suppress(Exception):
                 await self._feed.close()

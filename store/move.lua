@@ -3,8 +3,8 @@
 -- Their keys are in different slots, so this runs only on a single Redis; a Redis Cluster
 -- runs the three as separate steps (store.tables). store.store composes the script sent to
 -- Redis: the three files, each as a local function of (KEYS, ARGV), then this one.
--- KEYS[1..3] commit.lua's   KEYS[4] the user's action bucket (any key when none is taken)
--- KEYS[5..7] schedule.lua's (the table's shard)
+-- KEYS[1..4] commit.lua's   KEYS[5] the user's action bucket (any key when none is taken)
+-- KEYS[6..8] schedule.lua's (the table's shard)
 -- ARGV[1] c: how many of the ARGV after the first two are commit.lua's   ARGV[2] b: how many
 -- then are bucket.lua's (0: no token to take, or 3)   ARGV[3 .. 2+c] commit.lua's, then b of
 -- bucket.lua's, then schedule.lua's for this table (none: no follow-up here).
@@ -19,13 +19,13 @@ local function part(first, last)
   return t
 end
 if b > 0 then
-  local wait = bucket({KEYS[4]}, part(3 + c, 2 + c + b))
+  local wait = bucket({KEYS[5]}, part(3 + c, 2 + c + b))
   if wait ~= '0' then
     return {3, wait}
   end
 end
-local res = commit({KEYS[1], KEYS[2], KEYS[3]}, part(3, 2 + c))
+local res = commit({KEYS[1], KEYS[2], KEYS[3], KEYS[4]}, part(3, 2 + c))
 if res[1] == 1 then
-  schedule({KEYS[5], KEYS[6], KEYS[7]}, part(3 + c + b, #ARGV))
+  schedule({KEYS[6], KEYS[7], KEYS[8]}, part(3 + c + b, #ARGV))
 end
 return res

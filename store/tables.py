@@ -379,10 +379,11 @@ class Tables(StoreBase):
             texts = self.live.render(done, outcome.events, by) if self.live.render is not None else None
             doc_text = _dumps(new)
             head, tail = pack(new["version"], doc_text, texts)
-            keys = [self.keys.table(table_id), self.keys.log(table_id), self.keys.cids(table_id)]
+            keys = [self.keys.table(table_id), self.keys.log(table_id), self.keys.cids(table_id),
+                    self.keys.watchers(table_id)]
             args = [str(doc["version"]), new["version"], doc_text, f"{_dumps(entry)}\t{_dumps(outcome.events)}",
                     cid_field, FINISHED_TTL if over else TABLE_TTL, self.keys.events(table_id), "1" if over else "0",
-                    head, tail, self.live.publish]
+                    head, tail, self.live.publish, self.live.id]
             fused = self.fused and not over  # the follow-up inside the commit's call (move.lua)
             self.live.expect(table_id, new["version"])
             try:

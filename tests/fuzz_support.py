@@ -200,7 +200,10 @@ class LiveService:
         out: dict[str, Any] = {}
         outbox = self.store.keys.outbox
         async for key in r.scan_iter(match=self.store.keys.everything, count=1000):
-            if key == outbox or key.endswith((":rate", ":rate:read", ":rate:write", ":sockets")) or ":here:" in key:
+            # a process listening on a table's commits (":watchers", store.live) is its bookkeeping,
+            # as its sockets and presence are, not something the request changed
+            if key == outbox or key.endswith((":rate", ":rate:read", ":rate:write", ":sockets", ":watchers")) \
+                    or ":here:" in key:
                 continue
             kind = await r.type(key)
             if kind == "string":

@@ -442,19 +442,39 @@ async def test_the_live_feed_delivers_every_version_in_order_from_the_commit_wit
     assert engine.dump(mine.state) == engine.dump((await store.get_table(table.id)).state)
 
 
-async def test_own_commits_reach_local_listeners_at_once_and_their_echo_is_not_parsed(store):
+async def test_own_commits_reach_local_listeners_at_once_and_their_echo_is_not_parsed(store, store_factory):
+    """A commit feeds this process's listeners before apply returns; it is published only
+    when another process listens (the table's watchers set), and its echo is then skipped
+    unparsed."""
     table = await new_table(store)
     rec = Recorder()
     await store.watch(table.id, rec)
     res = await move(store, table.id)
     assert rec.got[-1][0] == res.version  # delivered before apply returned, not via Redis
+    assert await watchers(store, table.id) == {store.live.id}
+    # Another process listens too: the next commit is published to it (and echoed here).
+    other = await store_factory()
+    theirs = Recorder()
+    await other.watch(table.id, theirs)
     before = store.live.parsed
+    res = await move(store, table.id)
+    assert rec.got[-1][0] == res.version
+    await theirs.until(res.version)
     await wait_for(lambda: _true(store.live.messages >= 1))
+    # The echo of the second commit is the first message here: the first was never published
+    # (messages arrive in order on one connection).
+    assert store.live.messages == 1 and other.live.messages == 1
     assert store.live.parsed == before  # the echo was skipped by its version prefix alone
+    await other.live.close()  # a clean shutdown leaves the sets (a crash leaves a member behind: publishes)
+    assert await watchers(store, table.id) == {store.live.id}
 
 
 async def _true(value: bool) -> bool:
     return value
+
+
+async def watchers(store, table_id: str) -> set[str]:
+    return {m.decode() if isinstance(m, bytes) else m for m in await store.redis.smembers(store.keys.watchers(table_id))}
 
 
 async def test_a_skipped_version_is_caught_up_from_the_log_with_every_event(store, store_factory):
