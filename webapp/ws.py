@@ -15,6 +15,13 @@ Protocol (JSON text frames):
   public view). ``by``: ``"player"``, ``"timer"`` or ``"computer"`` (null on a snapshot).
   Views are full snapshots: a client that falls behind gets the newest snapshot with the
   events it missed merged (``"lagged": true``).
+* client ``{"type": "act", "ref", "action", "client_action_id"?, "version"?, "seat"?}``: a
+  move, as ``POST /api/tables/{id}/actions`` makes it (:mod:`webapp.moves`: the same checks,
+  limits and error codes, and an admission slot while it runs), answered on this socket by
+  ``{"type": "acted", "ref", "version", "duplicate", "deadline"}`` (after the new version's
+  ``state``) or ``{"type": "refused", "ref", "status", "error", "detail", "retry_after"?}``;
+  the socket stays open. A well-formed one takes a token of the user's write bucket instead
+  of the socket's frame bucket (one refused there spends a frame token too).
 * client ``{"type": "ping"}`` → ``{"type": "pong"}``, refreshing presence
   (batched per process: :mod:`webapp.presence`) for a seated user. Send one every 10–20 s: a socket silent for
   ``WS_IDLE_TIMEOUT`` (90 s) is closed.
