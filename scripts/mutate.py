@@ -96,12 +96,14 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("store/schedule.lua", "<-><=@if finished or (known and version < known) then"):
         "the same version's follow-up again sets the due time it set before (from the same document)",
     ("store/move.lua", "0->1@if b > 0 then"): "b is 0 or 3 (no token to take, or bucket.lua's three values)",
-    ("store/move.lua", "2->3@local wait = bucket({KEYS[4]}, part(3 + c, 2 + c + b))"):
+    ("store/move.lua", "2->3@local wait = bucket({KEYS[5]}, part(3 + c, 2 + c + b))"):
         "one value more after bucket.lua's three: it reads only ARGV[1..3]",
-    ("store/move.lua", "2->3@local res = commit({KEYS[1], KEYS[2], KEYS[3]}, part(3, 2 + c))"):
-        "one value more after commit.lua's: it reads only its own eleven",
+    ("store/move.lua", "2->3@local res = commit({KEYS[1], KEYS[2], KEYS[3], KEYS[4]}, part(3, 2 + c))"):
+        "one value more after commit.lua's: it reads only its own twelve",
     ("store/bucket.lua", ">->>=@if now > at then"): "at now == at the refill adds 0 tokens: the same bucket",
     ("store/commit.lua", "0->1@return {-1, 0}"): "the second value of a 'no such table' answer is never read",
+    ("store/commit.lua", ">->>=@if others > 0 and redis.call('SISMEMBER', KEYS[4], ARGV[12]) == 1 then"):
+        "an empty set has no member: with others 0 the membership test is false either way",
     ("store/compact.lua", "return 0->1@return 0"): _IGNORED,
     ("store/compact.lua", "return 1->0@return 1"): _IGNORED,
     ("store/compact.lua", "delete-guard@if redis.call('LLEN', KEYS[2]) ~= tonumber(ARGV[1]) then"):

@@ -253,3 +253,57 @@ async def test_a_move_that_loses_the_compare_and_set_leaves_the_winners_follow_u
     assert await store.redis.hget(store.keys.deadline_versions_of(shard), table.id) == versions
     assert await store.redis.xlen(store.keys.outbox_of(shard)) == outbox
     assert (await store.get_table(table.id)).version == won.version
+
+
+class _Got:
+    """A live-feed listener keeping the versions it is given."""
+
+    def __init__(self) -> None:
+        self.versions: list[int] = []
+
+    def deliver(self, known, events, by, lagged, texts=None) -> None:
+        self.versions.append(known.version)
+
+    def gone(self) -> None:
+        pass
+
+
+async def test_a_commit_is_published_only_when_another_process_listens(store, store_factory):
+    """commit.lua publishes when the table's watchers set holds a listener other than the
+    committing process: not for a table only this process listens to (it feeds its own
+    sockets from the commit), yes once another listens, and yes for a commit made by a
+    process that does not listen at all."""
+    from conftest import until
+
+    table = await store.create_table(game="prsi", seats=people(), settings=OFF, seed=3)
+    mine = _Got()
+    await store.watch(table.id, mine)
+    seat, action = next_move(table.state)
+    first = await store.apply(table.id, seat, action)  # only this process listens: nothing published
+    assert mine.versions == [first.version]
+
+    other = await store_factory()
+    theirs = _Got()
+    await other.watch(table.id, theirs)
+    members = {m.decode() if isinstance(m, bytes) else m for m in await store.redis.smembers(store.keys.watchers(table.id))}
+    assert members == {store.live.id, other.live.id}
+    seat, action = next_move(first.table.state)
+    second = await store.apply(table.id, seat, action)  # published: another process listens
+    await until(lambda: theirs.versions and theirs.versions[-1] == second.version)
+    await until(lambda: store.live.messages >= 1)
+    # Messages reach a connection in order: the echo of the second commit came first, so
+    # the first was never published.
+    assert store.live.messages == 1 and store.live.parsed == 0  # (the echo is skipped unparsed)
+
+    third = await store_factory()  # listens to nothing: its commits are published
+    seat, action = next_move(second.table.state)
+    done = await third.apply(table.id, seat, action)
+    await until(lambda: mine.versions[-1] == done.version and theirs.versions[-1] == done.version)
+    assert store.live.parsed == 1
+    await other.live.close()  # a clean shutdown leaves the watchers sets: one listener is left
+    members = {m.decode() if isinstance(m, bytes) else m for m in await store.redis.smembers(store.keys.watchers(table.id))}
+    assert members == {store.live.id}
+    seat, action = next_move(done.table.state)
+    last = await third.apply(table.id, seat, action)  # the one listener is not the committer
+    await until(lambda: mine.versions[-1] == last.version)
+    assert store.live.parsed == 2
