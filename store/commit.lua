@@ -14,7 +14,7 @@
 -- carries the table's hash tag, so it is in this script's slot; store.pubsub)
 -- ARGV[12] the committing process's listener id: the message is published only when another
 -- listener is in KEYS[4] (the committer feeds its own sockets from the commit's answer; a
--- listener joins the set after it subscribed and before it reads the document, so it either
+-- listener joins the set before it subscribes and reads the document, so it either
 -- gets the message or reads this commit)
 -- client_action_ids are remembered by version only (cids: '<seat>|<id>' -> version).
 -- Returns {1, new version} committed;

@@ -45,13 +45,13 @@ class Events(StoreBase):
         channel = self.keys.events(table_id)
         watchers, me = self.keys.watchers(table_id), f"events-{secrets.token_hex(8)}"
         sharded = is_cluster(self.redis)  # commits SPUBLISH there (store.pubsub)
-        if sharded:
-            await pubsub.ssubscribe(channel)
-        else:
-            await pubsub.subscribe(channel)
-        await self.redis.sadd(watchers, me)  # a listener: commits publish (commit.lua)
+        await self.redis.sadd(watchers, me)  # a listener before subscribed: commits publish (commit.lua)
         await self.redis.expire(watchers, WATCHERS_TTL)
         try:
+            if sharded:
+                await pubsub.ssubscribe(channel)
+            else:
+                await pubsub.subscribe(channel)
             while True:
                 if sharded:
                     msg = await pubsub.get_sharded_message(ignore_subscribe_messages=True, timeout=1.0)

@@ -394,16 +394,19 @@ class Live:
         """Subscribe to ``entry``'s channel. Raises ``redis.exceptions.TimeoutError`` (one of
         ``UNAVAILABLE``: the caller answers "try again", a socket closes 1013) when the server
         does not confirm it within ``store.pubsub.SUBSCRIBE_TIMEOUT`` s (a loaded server)."""
-        try:
-            await self.feed.subscribe(entry.channel)
-        except TimeoutError as e:
-            raise RedisTimeoutError(f"subscribing to {entry.channel} not confirmed in time") from e
-        # Listening now, and before the document is read: a commit from here on publishes.
+        # In the watchers set first, then subscribed, then (the caller) the document read: a
+        # commit before the join is in the document; one after it is published, and received
+        # once subscribed, else (between the two) in the document too. Joined first, a listener
+        # that Redis counts as subscribed (PUBSUB NUMSUB) is always published to.
         key = self.store.keys.watchers(entry.table_id)
         pipe = self.store.redis.pipeline(transaction=False)
         pipe.sadd(key, self.id)
         pipe.expire(key, WATCHERS_TTL)
         await pipe.execute()
+        try:
+            await self.feed.subscribe(entry.channel)
+        except TimeoutError as e:
+            raise RedisTimeoutError(f"subscribing to {entry.channel} not confirmed in time") from e
         if self._janitor is None or self._janitor.done():
             self._janitor = asyncio.create_task(self._sweep_idle(), name="store-live-idle")
         if not entry.ready.done():

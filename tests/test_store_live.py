@@ -307,3 +307,50 @@ async def test_a_commit_is_published_only_when_another_process_listens(store, st
     last = await third.apply(table.id, seat, action)  # the one listener is not the committer
     await until(lambda: mine.versions[-1] == last.version)
     assert store.live.parsed == 2
+
+
+async def test_a_listener_redis_counts_as_subscribed_is_already_a_watcher(store):
+    """Joined before subscribing: once Redis counts a listener on the channel (PUBSUB
+    NUMSUB, what tests and tools wait for), every commit publishes to it. The join is
+    slowed here, so a listener that subscribed first would be seen outside the set."""
+    import asyncio
+
+    from conftest import wait_subscribed
+
+    def members():
+        return store.redis.scard(store.keys.watchers(table.id))
+
+    real_sadd, real_pipeline = store.redis.sadd, store.redis.pipeline
+
+    async def slow_sadd(*a, **k):
+        await asyncio.sleep(0.3)
+        return await real_sadd(*a, **k)
+
+    def slow_pipeline(*a, **k):
+        pipe = real_pipeline(*a, **k)
+        real_execute = pipe.execute
+
+        async def execute(*ea, **ek):
+            await asyncio.sleep(0.3)
+            return await real_execute(*ea, **ek)
+
+        pipe.execute = execute
+        return pipe
+
+    store.redis.sadd, store.redis.pipeline = slow_sadd, slow_pipeline
+    try:
+        table = await store.create_table(game="prsi", seats=people(), settings=OFF, seed=4)
+        agen = store.subscribe(table.id)  # store.events: a listener of its own
+        first = asyncio.ensure_future(agen.__anext__())
+        await wait_subscribed(store, table.id)
+        assert await members() == 1
+        watching = asyncio.ensure_future(store.watch(table.id, _Got()))  # store.live
+        await wait_subscribed(store, table.id, count=2)
+        assert await members() == 2
+        await watching
+    finally:
+        store.redis.sadd, store.redis.pipeline = real_sadd, real_pipeline
+    seat, action = next_move(table.state)
+    done = await store.apply(table.id, seat, action)  # published: store.events listens
+    assert (await asyncio.wait_for(first, 60))["version"] == done.version
+    await agen.aclose()
