@@ -479,14 +479,17 @@ class Live:
     async def _unsubscribe(self, *table_ids: str) -> None:
         """Stop listening on the tables' channels and leave their watchers sets (best effort:
         a member left behind, e.g. by a process that died, only makes commits publish)."""
-        keys = self.store.keys
         with contextlib.suppress(Exception):
-            await self.feed.unsubscribe(*(keys.events(t) for t in table_ids))
+            await self.feed.unsubscribe(*(self.store.keys.events(t) for t in table_ids))
         with contextlib.suppress(Exception):
-            pipe = self.store.redis.pipeline(transaction=False)
-            for t in table_ids:
-                pipe.srem(keys.watchers(t), self.id)
-            await pipe.execute()
+            await self._leave(table_ids)
+
+    async def _leave(self, table_ids: Any) -> None:
+        """Leave the tables' watchers sets (one pipeline)."""
+        pipe = self.store.redis.pipeline(transaction=False)
+        for table_id in table_ids:
+            pipe.srem(self.store.keys.watchers(table_id), self.id)
+        await pipe.execute()
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -504,11 +507,8 @@ class Live:
                 await task
         if self.entries:  # leave the watchers sets (best effort, bounded: Redis may be gone)
             with contextlib.suppress(Exception):
-                pipe = self.store.redis.pipeline(transaction=False)
-                for table_id in self.entries:
-                    pipe.srem(self.store.keys.watchers(table_id), self.id)
                 async with asyncio.timeout(1.0):
-                    await pipe.execute()
+                    await self._leave(list(self.entries))
         if self._feed is not None:
             with contextlib.suppress(Exception):
                 await self._feed.close()
