@@ -212,30 +212,22 @@ class ApplyResult:
     (built on first use from ``known``, a :class:`store.live.Known`: a move's path that only
     needs the version builds no model)."""
 
-    __slots__ = ("_known", "_table", "duplicate", "events", "version")
+    __slots__ = ("_known", "duplicate", "events", "version")
 
-    def __init__(self, *, version: int, events: list[dict[str, Any]], table: Table | None = None,
-                 duplicate: bool = False, known: Any = None) -> None:
-        if table is None and known is None:
-            raise TypeError("ApplyResult needs table or known")
+    def __init__(self, *, version: int, events: list[dict[str, Any]], known: Any, duplicate: bool = False) -> None:
         self.version = int(version)
         self.events = events
         self.duplicate = bool(duplicate)
-        self._table = table
         self._known = known
 
     @property
     def table(self) -> Table:
-        if self._table is None:
-            self._table = self._known.table
-        return self._table
+        return self._known.table  # built once, by the Known
 
     @property
     def deadline(self) -> float | None:
         """The turn timer's deadline (epoch seconds) of :attr:`table`, without building it."""
-        if self._table is None:
-            return self._known.doc.get("deadline")
-        return self._table.deadline
+        return self._known.doc.get("deadline")
 
     def __repr__(self) -> str:
         return f"ApplyResult(version={self.version}, duplicate={self.duplicate}, events={self.events!r})"
