@@ -189,6 +189,24 @@ async def real_store_factory(real_backend) -> Callable[[], Awaitable]:
     return real_backend.new_store
 
 
+@pytest.fixture
+def pinned_table_ids(monkeypatch) -> None:
+    """New tables get the ids ``table0``, ``table1``, … (``store.tables`` draws them at random).
+
+    A computer's choices are seeded from its table's id (``store.computers.seat_seed``), so
+    a test that plays games with computers and looks for a situation in them needs this
+    (and a fixed clock) to play the same games on every run and on every backend."""
+    import itertools
+    import secrets
+    from types import SimpleNamespace
+
+    from store import tables
+
+    ids = (f"table{n}" for n in itertools.count())
+    monkeypatch.setattr(tables, "secrets", SimpleNamespace(token_urlsafe=lambda _size: next(ids),
+                                                           randbits=secrets.randbits))
+
+
 @pytest_asyncio.fixture
 async def fake_store(redis_url):
     """A Store on a private fakeredis server."""

@@ -216,9 +216,11 @@ async def test_expert_requests_queue_first_come_first_served():
     assert all(r is not None for r in results) and order == list(range(6))
 
 
-async def test_computer_callouts_wait_a_human_reaction_after_the_chance(store):
+async def test_computer_callouts_wait_a_human_reaction_after_the_chance(store, pinned_table_ids):
     """Issue 17.5: a computer calls «ЗЕВОК!» / «СКОЛЬКО КАРТ?» no sooner than its level's
-    reaction time after the commit that opened the chance, however many commits follow."""
+    reaction time after the commit that opened the chance, however many commits follow.
+    The same games on every run and backend: fixed clock, pinned table ids."""
+    store.clock = lambda: 1_800_000_000.0
     seats = [Seat(seat="u1", user_id=1, name="Alice"), Seat(seat="c1", name="C1", computer=True, level="regular"),
              Seat(seat="c2", name="C2", computer=True, level="beginner")]
     floor = min(lv.call.lo for lv in LEVELS.values())

@@ -154,11 +154,14 @@ async def test_s4_a_claim_released_after_a_commit_leaves_the_commits_due_time(st
     assert await store.next_due(table.id) == after.deadline
 
 
-async def test_s4_a_computer_callout_comes_however_fast_the_others_play(store):
+async def test_s4_a_computer_callout_comes_however_fast_the_others_play(store, pinned_table_ids):
     """Issue 17: a computer's callout is due its reaction time after the chance opened, and
     that due time stays while the chance stays the same; commits that leave the chance
     as it was (the blunderer going on with the turn) never push it later, or a quick
-    player would never be called on."""
+    player would never be called on.
+
+    The games are the same on every run: the clock is fixed and the table ids pinned."""
+    store.clock = lambda: 1_800_000_000.0
     seats = [Seat(seat="u1", user_id=1, name="Alice"), Seat(seat="c1", name="C1", computer=True),
              Seat(seat="c2", name="C2", computer=True)]
     rng = random.Random(4)
