@@ -150,6 +150,13 @@ def hiredis_wanted() -> bool:
     return hiredis is not None and os.environ.get("KARTY_HIREDIS", "1").strip().lower() not in ("0", "false", "off", "no")
 
 
+def pipelined_wanted() -> bool:
+    """Whether a move's call goes on the pipelined connection (:mod:`store.pipelined`, which
+    needs hiredis): unless ``KARTY_PIPELINED`` is ``0``/``false``/``off`` (to compare the two in
+    one benchmark run, or should it misbehave)."""
+    return hiredis is not None and os.environ.get("KARTY_PIPELINED", "1").strip().lower() not in ("0", "false", "off", "no")
+
+
 class HiredisPacking:
     """Mixin for a redis-py asyncio connection class: commands packed by hiredis's C packer.
 

@@ -39,12 +39,15 @@ class Replicated:
     the script wrote nothing now but its answer stands for an earlier write (a repeated
     client_action_id): a marker is written beside it in the same slot (``<KEYS[1]>:sync``,
     a few seconds' TTL) so that ``WAIT`` covers everything written there before.
-    ``replicas`` 0: the script alone (a single Redis without replicas).
+    ``replicas`` 0: the script alone (a single Redis without replicas), on ``channel`` when
+    given (a :class:`store.pipelined.Pipelined` to the same server: the live path's calls).
     """
 
     def __init__(self, redis: Any, script: AsyncScript, replicas: int, *, timeout_ms: int = REPLICA_WAIT_MS,
-                 wrote: Callable[[Any], bool], vouches: Callable[[Any], bool] = lambda _: False) -> None:
+                 wrote: Callable[[Any], bool], vouches: Callable[[Any], bool] = lambda _: False,
+                 channel: Any = None) -> None:
         self.redis = redis
+        self.channel = channel
         self.inner = script
         self.replicas = int(replicas)
         self.timeout_ms = int(timeout_ms)
@@ -61,6 +64,9 @@ class Replicated:
 
     async def __call__(self, keys: Sequence[Any] = (), args: Sequence[Any] = ()) -> Any:
         if self.replicas <= 0:
+            if self.channel is not None:
+                answer, self.inner.sha = await self.channel.evalsha(self.inner.sha, self.inner.script, keys, args)
+                return answer
             return await self.inner(keys=list(keys), args=list(args))
         answer, acks = await self._run(list(keys), list(args))
         if self.vouches(answer):

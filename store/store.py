@@ -74,6 +74,7 @@ from store.live import Live
 from store.lobbies import Lobbies
 from store.notices import Notices
 from store.outbox import Outbox
+from store.pipelined import Pipelined
 from store.presence import Presence
 from store.ratings import Ratings
 from store.rematch import Rematches
@@ -136,9 +137,12 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         # On a single Redis a move's bucket, commit and follow-up are one script (move.lua):
         # one round trip per move; on a cluster their keys are in different slots.
         self.fused = not is_cluster(redis)
+        # ... and, on one plain server, that call goes on a pipelined connection (store.pipelined)
+        self.pipelined = Pipelined.for_client(redis) if self.fused else None
         self._move = Replicated(redis, redis.register_script(_lua_composed(
             "move.lua", bucket="bucket.lua", commit="commit.lua", schedule="schedule.lua")), replicas,
-            wrote=lambda res: int(res[0]) == 1, vouches=lambda res: int(res[0]) == 2) if self.fused else None
+            wrote=lambda res: int(res[0]) == 1, vouches=lambda res: int(res[0]) == 2,
+            channel=self.pipelined) if self.fused else None
         self._cas = redis.register_script(_lua("cas.lua"))
         self._schedule = redis.register_script(_lua("schedule.lua"))
         self._claim = redis.register_script(_lua("claim.lua"))
@@ -218,6 +222,8 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         for script in (*([self._move] if self._move is not None else []), self._commit, self._cas, self._schedule, self._claim, self._release, self._record,
                        self._bucket, self._sockets, self._compact_log):
             await self.redis.script_load(script.script)
+        if self.pipelined is not None:
+            await self.pipelined.execute("PING")  # its connection open too
         return len(taken)
 
     async def close(self) -> None:
@@ -225,4 +231,6 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         self.brains.close()
         await self._close_outbox()
         await self.live.close()
+        if self.pipelined is not None:
+            await self.pipelined.close()
         await self.redis.aclose()

@@ -32,7 +32,8 @@ def _queued(pipe) -> list[str]:
 
 
 class Trips:
-    """Counts round trips of a store's Redis client: each command or pipeline sent."""
+    """Counts round trips of a store's Redis client: each command or pipeline sent (on its
+    pipelined connection too, :mod:`store.pipelined`, where a move's call goes)."""
 
     def __init__(self, store) -> None:
         self.store = store
@@ -57,10 +58,20 @@ class Trips:
 
         store.redis.execute_command = counting
         store.redis.pipeline = pipeline
+        if store.pipelined is not None:
+            real_pipelined = store.pipelined.execute
+
+            async def pipelined(*args):
+                self.commands.append(str(args[0]))
+                return await real_pipelined(*args)
+
+            store.pipelined.execute = pipelined
 
     def close(self) -> None:
         del self.store.redis.execute_command
         del self.store.redis.pipeline
+        if self.store.pipelined is not None:
+            del self.store.pipelined.execute
 
 
 TIMED = LobbySettings(players=3, turn_seconds=30)
