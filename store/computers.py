@@ -5,7 +5,10 @@ one, and a person the computer plays for after three timeouts, S4, is ``regular`
 A table keeps one :class:`engine.players.Memory` in its document (``doc["memory"]``):
 what the public log has shown, fed with every commit's events, the same for every
 seat, so a computer decides from its seat's :func:`engine.view` and that memory
-alone (never the state: hidden cards never reach a player, S3).
+alone (never the state: hidden cards never reach a player, S3). Only a table with a
+computer-driven seat keeps one (:func:`driven`); a table of people has nothing to read
+it, and when one of them goes to auto (S4) the store first replays it from the deal and
+the log (:func:`replayed_memory`), so the computer playing for them remembers all of it.
 
 The expert's search is capped by a count of simulated actions calibrated to stay within
 50 ms of CPU (``Level.budget``, deterministic: the engine reads no clock); :class:`Brains` runs those searches in a
@@ -62,15 +65,41 @@ def table_memory(doc: dict[str, Any], state: Any) -> Memory:
     return mem
 
 
-def remember(doc: dict[str, Any], before: Any, events: list[dict[str, Any]]) -> Memory:
-    """Feed a commit's public ``events`` into ``doc["memory"]`` and return the memory.
+def driven(doc: dict[str, Any]) -> bool:
+    """Whether a seat of ``doc`` is played by the computer: a computer, or a person in auto (S4)."""
+    return any(s["computer"] or s["auto"] for s in doc["seats"])
+
+
+def remember(doc: dict[str, Any], before: Any, events: list[dict[str, Any]]) -> Memory | None:
+    """Feed a commit's public ``events`` into ``doc["memory"]`` and return the memory; ``None``
+    (and no memory in ``doc``) when no seat of ``doc`` is computer-driven (:func:`driven`).
 
     ``before``: the state the events were applied to (for a table made before tables
-    had a memory; a new table, whose ``doc`` has no ``version`` yet, starts empty)."""
+    had a memory; a new table, whose ``doc`` has no ``version`` yet, starts empty). A
+    seat that has just become driven needs ``doc["memory"]`` set first
+    (:func:`replayed_memory`), else it starts from what ``before.last`` shows."""
+    if not driven(doc):
+        doc.pop("memory", None)
+        return None
     mem = table_memory(doc, before) if "version" in doc else Memory(before.game, "", before.players)
     mem.feed(events)
     doc["memory"] = mem.to_dict()
     return mem
+
+
+def replayed_memory(doc: dict[str, Any], entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """``doc``'s public memory, as :func:`remember` would have kept it since the deal: the
+    deal's events (the engine deals again from the document's seed) and then each log
+    entry's (``entries``: :meth:`store.Store.log`, up to ``doc``'s version) → ``to_dict()``."""
+    players = [s["seat"] for s in doc["seats"]]
+    variants = (doc.get("settings") or {}).get("variants")
+    dealt = engine.new_game(doc["game"], players, dealer=doc["dealer"], seed=doc["seed"],
+                            options={"variants": variants} if variants else None)
+    mem = Memory(doc["game"], "", players).feed(list(dealt.last))
+    for entry in entries:
+        if entry.get("version", 0) <= doc["version"]:
+            mem.feed(entry.get("events") or [])
+    return mem.to_dict()
 
 
 def _expert(view: dict[str, Any], memory: Memory, seed: int) -> Decision | None:

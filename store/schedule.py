@@ -120,10 +120,12 @@ class Schedule(StoreBase):
         kinds: dict[str, str] = {}
         new_turns: list[str] = []
         if not state.over:
-            mem = memory if memory is not None else table_memory(doc, state)
+            mem = memory  # built only when a computer-driven seat needs it (a table of people: never)
             for sid in engine.awaiting(state):
                 seat = seats[sid]
                 driven = bool(seat["computer"] or seat["auto"])
+                if driven and mem is None:
+                    mem = table_memory(doc, state)
                 wanted = plan_decision(doc, state, seat, mem) if driven else None
                 want = _want(wanted)
                 prev = prev_turns.get(sid)
@@ -142,6 +144,8 @@ class Schedule(StoreBase):
             for sid, seat in seats.items():
                 if sid in turns or not (seat["computer"] or seat["auto"]):
                     continue
+                if mem is None:
+                    mem = table_memory(doc, state)
                 wanted = plan_decision(doc, state, seat, mem)
                 if wanted is not None:
                     key = _want(wanted)

@@ -45,7 +45,7 @@ from store.common import (
     _s,
     log,
 )
-from store.computers import remember
+from store.computers import driven, remember, replayed_memory
 from store.live import Known, pack
 from store.models import (
     PLAYER_LIMITS,
@@ -360,6 +360,8 @@ class Tables(StoreBase):
             t = self.clock() if now is None else now
             new = dict(doc)
             new["seats"] = [self._after_move(s, seat, by) for s in doc["seats"]]
+            if "memory" not in doc and driven(new):  # a seat just went to auto: the memory from the deal on
+                new["memory"] = replayed_memory(doc, await self.log(table_id, since=0))
             new_turns = self._plan(new, outcome.state, seat, t, self._hold(outcome.state, outcome.events),
                                    remember(new, known.state, outcome.events))
             new["state"] = engine.dump(outcome.state)

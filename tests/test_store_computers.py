@@ -274,3 +274,64 @@ def test_a_table_saved_before_tables_had_a_memory_gets_one_marked_partial():
     phase2 = table_memory({"id": "old"}, state)
     assert phase2.partial and phase2.phase == 2
     assert table_memory({"id": "old"}, engine.new_game("prsi", ["u1", "c1"], seed=5)).phase != 2
+
+
+def _memory_from_the_log(doc, entries) -> dict:
+    """The oracle: the table (its stored document) dealt again and every logged action
+    replayed through the engine, each outcome's events fed to a fresh Memory (what a
+    memory kept since the deal holds)."""
+    players = [s["seat"] for s in doc["seats"]]
+    state = engine.new_game(doc["game"], players, dealer=doc["dealer"], seed=doc["seed"])
+    mem = Memory(doc["game"], "", players).feed(list(state.last))
+    for entry in entries:
+        outcome = engine.apply(state, entry["seat"], entry["action"])
+        state = outcome.state
+        mem.feed(outcome.events)
+    return mem.to_dict()
+
+
+@pytest.mark.parametrize("game", ["prsi", "penki"])
+async def test_a_table_of_people_keeps_no_memory_until_a_seat_goes_to_auto(store, game, pinned_table_ids):
+    """Issue 11: a table with no computer-driven seat keeps no public memory (nothing reads
+    it; each commit would write it). Three timeouts hand a seat to the computer (S4): that
+    commit replays the memory from the deal and the log, equal to one kept all along, so
+    the computer playing for the person remembers the whole game; the person's own move
+    takes the seat back and the memory goes again."""
+    store.clock = lambda: 1_800_000_000.0
+    seats = [Seat(seat=f"u{100 + i}", user_id=100 + i, name=f"P{i}") for i in range(3)]
+    table = await store.create_table(game=game, seats=seats, settings=LobbySettings(players=3, turn_seconds=30),
+                                     seed=11)
+    assert "memory" not in await store._doc(table.id)
+    now = store.clock()
+    for _ in range(200):  # the timer plays every turn: the first seat to time out three times goes to auto
+        table = await store.get_table(table.id)
+        if any(s.auto for s in table.seats) or table.state.over:
+            break
+        assert "memory" not in await store._doc(table.id)
+        now = max(now, await store.next_due(table.id)) + 0.01
+        await store.tick(now=now)
+    assert any(s.auto for s in table.seats) and not table.state.over
+    doc = await store._doc(table.id)
+    assert doc["memory"] == _memory_from_the_log(doc, await store.log(table.id))
+    assert not Memory.from_dict(doc["memory"]).partial
+    auto = next(s.seat for s in table.seats if s.auto)
+    played_for = 0
+    for _ in range(200):  # the others play themselves; the computer plays for the seat in auto, once
+        assert not table.state.over
+        awaiting = engine.awaiting(table.state)
+        if auto in awaiting and played_for:
+            break
+        if auto in awaiting:
+            now = max(now, await store.next_due(table.id)) + 0.01
+            assert await store.tick(now=now) == 1
+            played_for += 1
+        else:
+            seat = awaiting[0]
+            await store.apply(table.id, seat, engine.legal_actions(table.state, seat)[0], now=now)
+        table = await store.get_table(table.id)
+        doc = await store._doc(table.id)
+        assert doc["memory"] == _memory_from_the_log(doc, await store.log(table.id))
+    assert played_for == 1
+    res = await store.apply(table.id, auto, engine.legal_actions(table.state, auto)[0], now=now)  # the person is back
+    assert not any(s.auto for s in res.table.seats)
+    assert "memory" not in await store._doc(table.id)
