@@ -141,6 +141,7 @@ class StoreBase:
     _commit: Any  # store.durable.Replicated around commit.lua
     _move: Any  # … around move.lua (bucket, commit and follow-up at once), None on a cluster
     fused: bool  # whether a move is one move.lua call (a single Redis)
+    pipelined: Any  # store.pipelined.Pipelined to that single Redis (the live path's calls), or None
     shards: int  # shards of the deadlines, versions and outbox (store.keys.shard_of)
     _cas: AsyncScript
     _schedule: AsyncScript

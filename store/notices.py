@@ -39,12 +39,17 @@ class Notices(StoreBase):
         people = list(dict.fromkeys(users))
         if not pairs and not people:
             return {}, {}
-        pipe = self.redis.pipeline(transaction=False)
-        for table_id, user_id in pairs:
-            pipe.exists(self.keys.presence(table_id, user_id))
-        for user_id in people:
-            pipe.get(self.keys.turn_notice(user_id))
-        got = await pipe.execute()
+        if self.pipelined is not None:  # one plain server: its pipelined connection (store.pipelined)
+            got = await self.pipelined.execute_many(
+                [*(("EXISTS", self.keys.presence(t, u)) for t, u in pairs),
+                 *(("GET", self.keys.turn_notice(u)) for u in people)])
+        else:
+            pipe = self.redis.pipeline(transaction=False)
+            for table_id, user_id in pairs:
+                pipe.exists(self.keys.presence(table_id, user_id))
+            for user_id in people:
+                pipe.get(self.keys.turn_notice(user_id))
+            got = await pipe.execute()
         seen = {pair: bool(v) for pair, v in zip(pairs, got[: len(pairs)], strict=True)}
         notices = {u: (json.loads(_s(raw)) if raw else None) for u, raw in zip(people, got[len(pairs):], strict=True)}
         return seen, notices

@@ -171,6 +171,41 @@ class Pipelined:
             self._watchdog = loop.call_at(loop.time() + self.timeout, self._check)
         return await future
 
+    async def execute_many(self, commands: Sequence[Sequence[Any]]) -> list[Any]:
+        """Send ``commands`` together (one write) and return their answers in order, as a
+        redis-py pipeline without a transaction does; the first error reply is raised
+        once all have been answered. Same errors as :meth:`execute`."""
+        if not commands:
+            return []
+        protocol = self._protocol
+        if protocol is None or protocol.transport is None or protocol.transport.is_closing():
+            await self._connect()
+        packed = [hiredis.pack_command(tuple(command)) for command in commands]
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        futures = [loop.create_future() for _ in packed]
+        self._waiting.extend((future, now) for future in futures)
+        self._out.extend(packed)
+        self.calls += len(packed)
+        if not self._flushing:
+            self._flushing = True
+            loop.call_soon(self._flush)
+        if self._watchdog is None:
+            self._watchdog = loop.call_at(now + self.timeout, self._check)
+        answers = []
+        error: BaseException | None = None
+        for future in futures:
+            try:
+                answers.append(await future)
+            except (RedisConnectionError, RedisTimeoutError, asyncio.CancelledError):
+                raise
+            except Exception as e:  # an error reply: the others are still read, as a pipeline does
+                error = error or e
+                answers.append(e)
+        if error is not None:
+            raise error
+        return answers
+
     async def evalsha(self, sha: str, script: str, keys: Sequence[Any], args: Sequence[Any]) -> tuple[Any, str]:
         """Run a script by its ``sha``; if the server does not know it (``NOSCRIPT``: it did
         not run), load ``script`` and run it again. Returns ``(answer, sha)``, the sha as

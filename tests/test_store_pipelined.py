@@ -239,3 +239,36 @@ def test_which_clients_get_one(monkeypatch):
     assert unix is not None and (unix.path, unix.db) == ("/tmp/redis.sock", 3)
     monkeypatch.setenv("KARTY_PIPELINED", "0")
     assert Pipelined.for_client(real.redis) is None
+
+
+@pytest.mark.redis
+async def test_commands_sent_together_answer_in_order_and_an_error_reply_is_raised_after_all(redis_url, prefix):
+    host, port = _address(redis_url)
+    channel = Pipelined(host=host, port=port)
+    try:
+        assert await channel.execute_many([]) == []
+        got = await channel.execute_many([("SET", f"{prefix}:a", "1"), ("EXISTS", f"{prefix}:a"),
+                                          ("GET", f"{prefix}:a"), ("GET", f"{prefix}:none")])
+        assert got == ["OK", 1, "1", None]
+        with pytest.raises(ResponseError, match="WRONGTYPE"):
+            await channel.execute_many([("LPUSH", f"{prefix}:a", "x"), ("SET", f"{prefix}:b", "2")])
+        assert await channel.execute("GET", f"{prefix}:b") == "2"  # the command after the error ran, in step
+    finally:
+        await channel.execute("DEL", f"{prefix}:a", f"{prefix}:b")
+        await channel.close()
+
+
+async def test_the_notifiers_hints_are_one_call_on_either_path(store):
+    """store.notice_hints (presence and live turn notices of a batch of outbox entries): on the
+    real Redis through the pipelined connection, on fakeredis through a redis-py pipeline;
+    the same answers either way."""
+    await store.heartbeat("t1", 5)
+    await store.set_turn_notice(6, {"message_id": 9, "tables": ["t1"]})
+    if store.pipelined is not None:
+        before = store.pipelined.calls
+    seen, notices = await store.notice_hints([("t1", 5), ("t1", 6), ("t1", 5)], [6, 5, 6])
+    assert seen == {("t1", 5): True, ("t1", 6): False}
+    assert notices == {6: {"message_id": 9, "tables": ["t1"]}, 5: None}
+    if store.pipelined is not None:
+        assert store.pipelined.calls == before + 4  # each pair and person once
+    assert await store.notice_hints([], []) == ({}, {})
