@@ -85,6 +85,7 @@ class _Protocol(asyncio.Protocol):
             if not future.done():
                 if isinstance(reply, _ReplyError):
                     future.set_exception(BaseParser.parse_error(str(reply)))
+                    future.exception()  # its caller may have given up (execute_many): no "never retrieved"
                 else:
                     future.set_result(reply)
             self.owner._answered()
