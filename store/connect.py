@@ -144,17 +144,22 @@ def display_url(url: str) -> str:
     return f"{scheme}{sep}{userinfo}{at}{hosts}"
 
 
+def _switched_on(name: str) -> bool:
+    """hiredis is installed and the environment variable ``name`` is not ``0``/``false``/``off``/``no``."""
+    return hiredis is not None and os.environ.get(name, "1").strip().lower() not in ("0", "false", "off", "no")
+
+
 def hiredis_wanted() -> bool:
     """Whether hiredis parses replies and packs commands: installed, and ``KARTY_HIREDIS`` is
     not ``0``/``false``/``off`` (to compare the two in one benchmark run, or should it misbehave)."""
-    return hiredis is not None and os.environ.get("KARTY_HIREDIS", "1").strip().lower() not in ("0", "false", "off", "no")
+    return _switched_on("KARTY_HIREDIS")
 
 
 def pipelined_wanted() -> bool:
     """Whether a move's call goes on the pipelined connection (:mod:`store.pipelined`, which
     needs hiredis): unless ``KARTY_PIPELINED`` is ``0``/``false``/``off`` (to compare the two in
     one benchmark run, or should it misbehave)."""
-    return hiredis is not None and os.environ.get("KARTY_PIPELINED", "1").strip().lower() not in ("0", "false", "off", "no")
+    return _switched_on("KARTY_PIPELINED")
 
 
 class HiredisPacking:

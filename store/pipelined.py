@@ -42,6 +42,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from store.connect import pipelined_wanted
+
 try:
     import hiredis
 except ImportError:  # redis-py without its [hiredis] extra: Pipelined.for_client gives None
@@ -127,8 +129,6 @@ class Pipelined:
         """A :class:`Pipelined` to the server of redis-py's asyncio ``client`` (its pool's
         address, database, credentials and socket timeout), or ``None`` when that is not one
         plain server (a cluster client, TLS, a client without a connection pool: fakeredis)."""
-        from store.connect import pipelined_wanted
-
         if not pipelined_wanted():
             return None
         pool = getattr(client, "connection_pool", None)
@@ -156,20 +156,7 @@ class Pipelined:
         answer, ``TimeoutError`` after ``timeout`` s without one; ``DataError``-like
         ``TypeError`` for an argument hiredis cannot pack (str, bytes, int, float only).
         """
-        protocol = self._protocol
-        if protocol is None or protocol.transport is None or protocol.transport.is_closing():
-            await self._connect()
-        packed = hiredis.pack_command(args)
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
-        self._waiting.append((future, loop.time()))
-        self._out.append(packed)
-        self.calls += 1
-        if not self._flushing:
-            self._flushing = True
-            loop.call_soon(self._flush)
-        if self._watchdog is None:
-            self._watchdog = loop.call_at(loop.time() + self.timeout, self._check)
+        (future,) = await self._send([args])
         return await future
 
     async def execute_many(self, commands: Sequence[Sequence[Any]]) -> list[Any]:
@@ -178,6 +165,23 @@ class Pipelined:
         once all have been answered. Same errors as :meth:`execute`."""
         if not commands:
             return []
+        answers = []
+        error: BaseException | None = None
+        for future in await self._send(commands):
+            try:
+                answers.append(await future)
+            except (RedisConnectionError, RedisTimeoutError, asyncio.CancelledError):
+                raise
+            except Exception as e:  # an error reply: the others are still read, as a pipeline does
+                error = error or e
+                answers.append(e)
+        if error is not None:
+            raise error
+        return answers
+
+    async def _send(self, commands: Sequence[Sequence[Any]]) -> list[asyncio.Future[Any]]:
+        """Queue ``commands`` on the connection (opened first if need be) for this turn's
+        write; their futures, in order. Nothing is queued if one cannot be packed."""
         protocol = self._protocol
         if protocol is None or protocol.transport is None or protocol.transport.is_closing():
             await self._connect()
@@ -193,19 +197,7 @@ class Pipelined:
             loop.call_soon(self._flush)
         if self._watchdog is None:
             self._watchdog = loop.call_at(now + self.timeout, self._check)
-        answers = []
-        error: BaseException | None = None
-        for future in futures:
-            try:
-                answers.append(await future)
-            except (RedisConnectionError, RedisTimeoutError, asyncio.CancelledError):
-                raise
-            except Exception as e:  # an error reply: the others are still read, as a pipeline does
-                error = error or e
-                answers.append(e)
-        if error is not None:
-            raise error
-        return answers
+        return futures
 
     async def evalsha(self, sha: str, script: str, keys: Sequence[Any], args: Sequence[Any]) -> tuple[Any, str]:
         """Run a script by its ``sha``; if the server does not know it (``NOSCRIPT``: it did
