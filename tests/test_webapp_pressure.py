@@ -326,6 +326,51 @@ async def test_another_process_sends_the_committers_ready_messages_without_parsi
     assert known.table.version == res.version  # parsed when asked for
 
 
+async def test_a_committed_move_leaves_nothing_for_the_garbage_collector(store):
+    """What the committing process renders of a version is dropped once delivered: no
+    cycle between the version (``Known``) and its messages (``Frames``) is left for the
+    collector, with sockets of the table here and with none (the render goes to others)."""
+    import gc
+
+    import engine
+    from store.live import Known
+    from webapp.ws import Feed, render
+
+    store.live.render = render
+    seats = [Seat(seat=f"u{u}", user_id=u, name=f"P{u}") for u in (ANN, BOB)]
+    watched = await store.create_table(game="prsi", seats=seats, settings=LobbySettings(players=2, turn_seconds=None))
+    alone = await store.create_table(game="prsi", seats=seats, settings=LobbySettings(players=2, turn_seconds=None))
+    feed = Feed(watched.id)
+    client = Client(None, ANN, f"u{ANN}", 64)
+    feed.clients.add(client)
+    await store.watch(watched.id, feed)
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        moves, newest = 0, {}
+        for table in (watched, alone):
+            state = table.state
+            for _ in range(6):
+                if state.over:
+                    break
+                mover = engine.awaiting(state)[0]
+                res = await store.apply(table.id, mover, engine.computer_action(state, mover))
+                state = res.table.state
+                moves += 1
+                newest[table.id] = res.version
+        while not client.queue.empty():
+            client.queue.get_nowait()
+        gc.collect()
+        left = [o for o in gc.garbage if isinstance(o, Known | Frames)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert moves >= 10 and feed.version == newest[watched.id]  # the sockets here were fed all along
+    assert left == [], f"{len(left)} versions or their messages were left to the collector"
+
+
 async def test_admission_refuses_while_the_event_loop_runs_late():
     adm = Admission(limit=10, queue=10, max_wait=1.0, max_lag=0.05)
     adm.lag = 0.2  # what watch_lag measures when the CPU cannot keep up
