@@ -127,6 +127,7 @@ class Call:
     params: dict[str, Any]
     ts: float
     status: int = 200
+    content_type: str = ""  # the request's (application/json, application/x-www-form-urlencoded …)
     result: Any = None  # what a 200 answered (a sent Message as a dict …)
 
     @property
@@ -200,13 +201,15 @@ class FakeBotAPI:
         await self.stop()
 
     def make_bot(self, **kwargs: Any):
-        """An aiogram ``Bot`` (HTML parse mode by default) talking to this server."""
+        """An aiogram ``Bot`` (HTML parse mode by default) talking to this server through the
+        bot's own session (:class:`bot.session.Session`)."""
         from aiogram import Bot
         from aiogram.client.default import DefaultBotProperties
-        from aiogram.client.session.aiohttp import AiohttpSession
         from aiogram.client.telegram import TelegramAPIServer
 
-        session = AiohttpSession(api=TelegramAPIServer.from_base(self.url))
+        from bot.session import Session
+
+        session = Session(api=TelegramAPIServer.from_base(self.url))
         kwargs.setdefault("default", DefaultBotProperties(parse_mode="HTML"))
         return Bot(self.token, session=session, **kwargs)
 
@@ -373,7 +376,7 @@ class FakeBotAPI:
     async def _handle(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         params = await self._params(request)
-        call = Call(method=method, params=params, ts=time.monotonic())
+        call = Call(method=method, params=params, ts=time.monotonic(), content_type=request.content_type)
         self.calls.append(call)
         if request.match_info["token"] != self.token:
             call.status = 401
