@@ -171,11 +171,18 @@ class Notifier:
             if key[0] == "u" and (entry.get("table"), entry.get("user_id")) in present and self._idle(key):
                 # (idle still: nothing of this batch queued before it that could change the notice)
                 uid = entry["user_id"]
-                entry = {**entry, "_hint": {"present": present[(entry["table"], uid)],
-                                            "notice": notices.get(uid)}}
-            self._lane(key).put_nowait((entry_id, entry))
-            self.queued += 1
-            lanes.add(key)
+                if present[(entry["table"], uid)] and self.notices.settled(uid, notices.get(uid)):
+                    # The player has the table open and no live message to edit: handling the
+                    # entry (turn → refresh) would do nothing more than settled() just did.
+                    self._ack(entry_id)
+                    entry_id = None
+                else:
+                    entry = {**entry, "_hint": {"present": present[(entry["table"], uid)],
+                                                "notice": notices.get(uid)}}
+            if entry_id is not None:
+                self._lane(key).put_nowait((entry_id, entry))
+                self.queued += 1
+                lanes.add(key)
             for user_id in people:
                 if user_id in notices and not _lists(notices[user_id]):
                     continue  # an idle lane, and no live message listing a table: nothing to edit
@@ -250,7 +257,8 @@ class Notifier:
         """Handle a lane's entries in order, acknowledging each; ends after 30 s idle."""
         while True:
             try:
-                entry_id, entry = await asyncio.wait_for(queue.get(), timeout=LANE_IDLE)
+                async with asyncio.timeout(LANE_IDLE):  # (wait_for would make a task per entry)
+                    entry_id, entry = await queue.get()
             except TimeoutError:
                 if queue.empty():  # no await between this check and the removal
                     self._lanes.pop(key, None)

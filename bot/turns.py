@@ -118,11 +118,10 @@ class TurnNotices:
         """
         if notice is ...:
             notice = await self.store.turn_notice(user_id)
-        listed = (notice or {}).get("tables") or []
-        if not listed:  # none, or "done": nothing it lists can stop waiting, no edit ever
-            self.live.pop(user_id, None)
+        if self.settled(user_id, notice):
             return
         assert notice is not None
+        listed = notice["tables"]
         tables = await self.waiting(user_id)
         ids = [t.id for t in tables]
         if ids == listed or (not listed and not ids):
@@ -140,6 +139,15 @@ class TurnNotices:
         await self.sender.edit_message(user_id, notice["message_id"], text, reply_markup=markup)
         await self.store.set_turn_notice(user_id, {**notice, "tables": ids, "at": time.time()})
         self._track(user_id, ids)
+
+    def settled(self, user_id: int, notice: dict[str, Any] | None) -> bool:
+        """Whether :meth:`refresh` with ``notice`` (the user's live notice as just read) has
+        nothing to do: no live message, or one that lists no table ("done") and so never
+        changes. When so, what :meth:`refresh` would do is done here, at once."""
+        if (notice or {}).get("tables"):
+            return False
+        self.live.pop(user_id, None)
+        return True
 
     def _track(self, user_id: int, ids: list[str]) -> None:
         if ids:

@@ -243,12 +243,16 @@ async def test_turns_of_players_looking_at_the_table_cost_one_read_per_batch(fak
         legal = engine.legal_actions(table.state, seat)
         await fake_store.apply(table.id, seat, next((a for a in legal if a["a"] in ("draw", "stand")), legal[0]))
         moves += 1
+    lanes, handled = set(rt.notifier._workers), rt.notifier.handled
     trips = _Trips(fake_store)
     try:
         assert await rt.notifier.poll() >= moves  # a turn entry per move
     finally:
         trips.close()
     assert api.sent_messages(ANN) == api.sent_messages(BOB) == api.sent_messages(CID) == []
+    # handled in the read itself: no player's lane (a queue and a task) was woken for them
+    assert rt.notifier.handled - handled >= moves
+    assert [key for key in set(rt.notifier._workers) - lanes if key[0] == "u"] == []
     reads = [t for t in trips.sent if t != "XREADGROUP"]
     assert reads[0].startswith("PIPELINE:") and set(reads[0].removeprefix("PIPELINE:").split(",")) == {"EXISTS", "GET"}
     assert reads[1:] == ["XACK"], trips.sent

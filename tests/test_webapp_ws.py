@@ -637,3 +637,18 @@ def test_a_send_gets_the_timeout_unless_it_cannot_wait():
     assert may_wait(Transport(1), "x" * 100) is True  # the client is behind
     assert may_wait(Transport(0), "x" * (SMALL_FRAME + 1)) is True  # a big frame may pause the transport
     assert may_wait(None, "x") is True  # no transport known
+
+
+def test_a_serialized_message_is_stamped_with_the_server_time_first_and_otherwise_unchanged():
+    from webapp.clock import stamp_text
+
+    def clock():
+        return 1_700_000_000.12345
+
+    big = json.dumps({"type": "state", "view": {"hand": ["♥7"] * 500}, "by": None}, separators=(",", ":"))
+    stamped = stamp_text(big, clock)
+    assert stamped.startswith('{"server_time":1700000000.123,"type":"state"')
+    assert json.loads(stamped) == {"server_time": 1700000000.123, **json.loads(big)}
+    for empty in ("{}", "{ }"):
+        assert json.loads(stamp_text(empty, clock)) == {"server_time": 1700000000.123}
+    assert stamp_text("[1,2]", clock) == "[1,2]"

@@ -32,4 +32,5 @@ def stamp_text(text: str, clock: Clock = time.time) -> str:
     if not text.startswith("{"):
         return text
     head = f'{{"server_time":{server_time(clock)}'
-    return head + ("}" if text.strip() == "{}" else "," + text[1:])
+    empty = len(text) < 8 and text[1:].strip() == "}"  # (a state message is kilobytes: not copied to strip it)
+    return head + ("}" if empty else "," + text[1:])
