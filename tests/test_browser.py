@@ -537,6 +537,33 @@ async def test_prsi_match_table_and_czech_texts(server, kstore, browser):
     await screenshot(page, "leaderboard-rows-cs")
 
 
+async def test_the_match_table_shows_long_names_in_full_on_a_small_phone(server, kstore, browser):
+    """Four players with long names on a 360 px phone: every name in the final table's
+    head is shown whole (wrapped onto a second line, not cut), and the table fits."""
+    names = ["Maximilián", "Bohuslava", "Ярославна", "Přemyslava"]
+    seats = [person(names[0])] + [computer(i, n) for i, n in enumerate(names[1:], 1)]
+    table = await kstore.create_table(game="prsi", seats=seats, seed=7)
+    await _play_out(kstore, table.id)
+    page = await open_table(browser, server, names[0], table.id, locale="cs-CZ")
+    await page.set_viewport_size({"width": 360, "height": 740})
+    await page.wait_for_selector("#dialog[open][data-kind=final] table.scores")
+    await asyncio.sleep(0.4)
+    heads = await page.evaluate(
+        """[...document.querySelectorAll('#dialog table.scores thead th:not(.rowhead)')]
+           .map(th => th.querySelector('.name') || th).map(e => ({
+             text: e.textContent, cut: e.scrollHeight > e.clientHeight + 1 || e.scrollWidth > e.clientWidth + 1,
+             lines: Math.round(e.getBoundingClientRect().height / parseFloat(getComputedStyle(e).lineHeight)) }))"""
+    )
+    assert [h["text"] for h in heads] == names
+    assert not [h for h in heads if h["cut"]], heads
+    assert all(h["lines"] <= 2 for h in heads), heads
+    wrap = await page.evaluate(
+        "(() => { const e = document.querySelector('#dialog .scores-wrap'); return [e.scrollWidth, e.clientWidth]; })()"
+    )
+    assert wrap[0] <= wrap[1], wrap  # no sideways scrolling
+    await screenshot(page, "prsi-match-table-long-names-360")
+
+
 async def test_prsi_five_players_russian(server, kstore, browser):
     seats = [person("Alice")] + [computer(i, n) for i, n in enumerate(["Ваня", "Маша", "Петя", "Оля"], 1)]
     table = await kstore.create_table(game="prsi", seats=seats, seed=4)

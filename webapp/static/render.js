@@ -553,7 +553,7 @@ export function prsiScoreTable() {
   const players = v.players.map((p) => p.id);
   const table = h("table", { class: `scores match${players.length > 3 ? " many-cols" : ""}` });
   table.appendChild(
-    h("thead", {}, h("tr", {}, h("th", { scope: "col", class: "rowhead" }, "#"), players.map((p) => h("th", { scope: "col", title: nameOf(p) }, nameOf(p))))),
+    h("thead", {}, h("tr", {}, h("th", { scope: "col", class: "rowhead" }, "#"), players.map((p) => h("th", { scope: "col", title: nameOf(p) }, h("span", { class: "name" }, nameOf(p)))))),
   );
   const body = h("tbody");
   const hist = v.history || [];
