@@ -588,7 +588,24 @@ async def test_rules_from_the_table_lobby_and_link_with_first_time_hint(server, 
     hint = page.locator("#first-hint")
     await hint.wait_for()
     assert "Phase 1" in await hint.inner_text()
-    await screenshot(page, "penki-first-hint")
+    # It hides none of what it asks for (the stock, the opponents' piles) nor the callouts.
+    for width, height in ((390, 844), (360, 640)):
+        await page.set_viewport_size({"width": width, "height": height})
+        await page.reload()  # not tapped yet: shown again, placed for this size
+        await hint.wait_for()
+        await page.wait_for_timeout(400)  # its rise (0.25 s) over
+        covered = await page.evaluate(
+            """(() => {
+              const r = document.getElementById('first-hint').getBoundingClientRect();
+              const hits = (e) => { const b = e.getBoundingClientRect();
+                return b.left < r.right && r.left < b.right && b.top < r.bottom && r.top < b.bottom; };
+              return [...document.querySelectorAll('.piles.opponents .ptile, .center .stock, nav.callouts')]
+                .filter(hits).map(e => e.className);
+            })()"""
+        )
+        await screenshot(page, "penki-first-hint" if width == 390 else f"penki-first-hint-{width}")
+        assert covered == [], (width, height, covered)
+    await page.set_viewport_size({"width": 390, "height": 844})
     await page.wait_for_timeout(400)  # the hint ignores a tap already under way
     await page.locator(".topbar .title").tap()
     await hint.wait_for(state="detached")

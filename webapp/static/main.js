@@ -355,6 +355,7 @@ function maybeHint(v) {
     h("p", { class: "hint-more" }, t("hint_more")),
   );
   document.body.appendChild(box);
+  if (key === "penki1") placeLow(box);
   const done = () => {
     document.removeEventListener("pointerdown", done, true);
     try {
@@ -366,6 +367,17 @@ function maybeHint(v) {
   };
   // Read for a moment first: a tap already under way does not dismiss it.
   setTimeout(() => document.addEventListener("pointerdown", done, true), 300);
+}
+
+/**
+ * Penki's first phase asks for the stock and an opponent's pile, at the top and in the
+ * middle: its hint sits low instead, over the player's own pile, just above the callouts.
+ */
+function placeLow(box) {
+  const bar = document.querySelector(".table-screen nav.callouts");
+  const limit = bar ? bar.getBoundingClientRect().top : window.innerHeight;
+  box.classList.add("low");
+  box.style.bottom = `${Math.max(8, Math.round(window.innerHeight - limit + 8))}px`;
 }
 
 function goHome() {
