@@ -246,20 +246,12 @@ class Live:
             entry.expect = version
 
     def committed(self, known: Known, texts: dict[str, str] | None = None) -> None:
-        """This process committed ``known`` (called by ``Tables.apply``): fan it out here now.
-
-        What :attr:`render` made of it (``known.rendered``) is for this delivery only and is
-        dropped after it: it refers back to ``known`` (the web app's ``Frames``), and the
-        cycle, document and views included, would otherwise wait for the garbage collector.
-        """
-        try:
-            entry = self.entries.get(known.doc["id"])
-            if entry is not None:
-                entry.expect, entry.deferred = None, None
-                if entry.ready.done():
-                    self._incoming(entry, known, texts)
-        finally:
-            known.rendered = None
+        """This process committed ``known`` (called by ``Tables.apply``): fan it out here now."""
+        entry = self.entries.get(known.doc["id"])
+        if entry is not None:
+            entry.expect, entry.deferred = None, None
+            if entry.ready.done():
+                self._incoming(entry, known, texts)
 
     def abandon(self, table_id: str, current: Known | None = None) -> None:
         """The commit :meth:`expect` announced did not happen (a conflict answered with

@@ -405,12 +405,9 @@ class Tables(StoreBase):
                         pending[0] = None
                     res = await self._commit(keys=keys, args=args)
             except BaseException:
-                done.rendered = None  # not committed: what render made goes (see Live.committed)
                 self.live.abandon(table_id)
                 raise
             code = int(res[0])
-            if code != 1:
-                done.rendered = None
             if code == 3:
                 self.live.abandon(table_id)
                 raise TooFast(float(res[1]))

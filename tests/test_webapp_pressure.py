@@ -327,7 +327,7 @@ async def test_another_process_sends_the_committers_ready_messages_without_parsi
 
 
 async def test_a_committed_move_leaves_nothing_for_the_garbage_collector(store):
-    """What the committing process renders of a version is dropped once delivered: no
+    """What the committing process renders of a version holds no reference back to it: no
     cycle between the version (``Known``) and its messages (``Frames``) is left for the
     collector, with sockets of the table here and with none (the render goes to others)."""
     import gc

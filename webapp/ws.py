@@ -57,6 +57,7 @@ from pydantic import ValidationError
 import engine
 from engine import Rejected
 from store import UNAVAILABLE, StoreError
+from store.live import Known
 from store.models import seat_dicts
 from webapp.api import ActionRequest
 from webapp.auth import Identity
@@ -251,7 +252,9 @@ class Frames:
 def render(known: Any, events: list[dict[str, Any]], by: str | None) -> dict[str, str]:
     """``store.live.Live.render``: every person's seat's message of ``known``, made once by
     the committing process (spectators' are made where they watch)."""
-    frames = known.rendered = Frames(known, events, by)
+    # The messages keep a Known of their own: holding ``known``, which holds them, every
+    # version would be a reference cycle left to the garbage collector.
+    frames = known.rendered = Frames(Known(known.doc, known.state), events, by)
     return {s["seat"]: frames.get(s["seat"])[1] for s in known.doc["seats"] if s["user_id"] is not None}
 
 
