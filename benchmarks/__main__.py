@@ -7,7 +7,9 @@ The service section adds a cluster column (2 processes on a 3-primary + 3-replic
 Cluster on loopback, beside one Redis) when ``redis-server`` and ``redis-cli`` are
 installed, or with ``--cluster``; ``--no-cluster`` skips it.
 ``--only players`` runs the computer levels' round robins (:mod:`benchmarks.players`;
-``--matches`` per game, 2,000 by default).
+``--matches`` per game, 2,000 by default). ``--only race`` plays Penki's callout race of
+simulated people against each level (:mod:`benchmarks.race`; ``--race-games`` per level and
+person, 2,000 by default) and prints its targets (issue 24).
 """
 
 from __future__ import annotations
@@ -24,10 +26,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import memory, players, playouts, service, store_latency
+from benchmarks import memory, players, playouts, race, service, store_latency
 
 PLAYERS = ["a", "b", "c"]
-SECTIONS = ("engine", "penki", "play_out", "store", "memory", "service", "players")
+SECTIONS = ("engine", "penki", "play_out", "store", "memory", "service", "players", "race")
 
 
 def _guard(fn, *args, **kwargs) -> dict[str, Any]:
@@ -98,6 +100,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             affinity=getattr(args, "affinity", False), moves=tuple(getattr(args, "moves", None) or service.MOVES))
     if "players" in only:
         out["players"] = _guard(players.measure, args.matches, args.jobs, raw=args.players_raw)
+    if "race" in only:
+        out["race"] = _guard(race.measure, args.race_games, jobs=args.jobs)
     return out
 
 
@@ -179,6 +183,12 @@ def table(results: dict[str, Any]) -> str:
             rows.append(("players", "round robins", data.get("skipped") or data.get("error")))
         else:
             rows += players.rows(data)
+    if isinstance(results.get("race"), dict):
+        data = results["race"]
+        if "skipped" in data or "error" in data:
+            rows.append(("race", "callout race", data.get("skipped") or data.get("error")))
+        else:
+            rows += race.rows(data)
     w0 = max(len("section"), *(len(r[0]) for r in rows))
     w1 = max(len("measure"), *(len(r[1]) for r in rows))
     lines = [f"{'section':<{w0}}  {'measure':<{w1}}  figures", f"{'-' * w0}  {'-' * w1}  {'-' * 40}"]
@@ -227,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--players-raw", default=None,
                         help="players: append each game to this JSON-lines file as it ends, interleaved over "
                              "pairings, resuming a run cut short (summary from what the file holds)")
+    parser.add_argument("--race-games", type=int, default=race.GAMES,
+                        help="race: Penki games per level and simulated person (default %(default)s)")
     parser.add_argument("--out", default="test-output/bench.json", help="results JSON (default %(default)s)")
     args = parser.parse_args(argv)
     if args.quick:
@@ -237,6 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.processes == list(service.PROCESSES):
             args.processes = [1, 2]
         args.matches = min(args.matches, 40)
+        args.race_games = min(args.race_games, 200)
     results = run(args)
     print(table(results))
     out = Path(args.out)

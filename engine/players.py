@@ -14,7 +14,7 @@ tuned with ``dataclasses.replace``):
   names a Queen's suit at random. Penki: blunders in phase 1 at :attr:`Level.blunder`
   (puts a fitting card on its own pile, or draws instead of the forced move, R5, so
   «ЗЕВОК!» can be called on it), forgets «ОДНА КАРТА!» at :attr:`Level.forget`
-  (R17), and notices others' chances (R6, R18) seldom and late.
+  (R17), declares slowly, and notices others' chances (R6, R18) seldom and late.
 * **regular** is the heuristic player of :func:`engine.prsi.computer_action` and
   :func:`engine.penki.computer_action`, rebuilt on the view, with an occasional slip
   and human reaction times: every decision carries a ``delay`` in seconds drawn
@@ -27,8 +27,9 @@ tuned with ``dataclasses.replace``):
   face up, so phase-2 hands are known but for stumps and penalty cards), picks a
   root action by UCB1 and plays the round (Prší: balances are sums over rounds,
   P14) or the game (Penki, R19) out with the regular heuristic for every seat.
-  It never blunders, always declares, and calls every chance it sees, still after a
-  human reaction time. Its cost is capped by a count of simulated actions
+  It never blunders, always declares (about as fast as a person can), and notices
+  nearly every chance, calling it after a human reaction time (the race model at
+  :data:`CALL_FLOOR`). Its cost is capped by a count of simulated actions
   (:attr:`Level.budget`, calibrated to ≤ 50 ms of CPU per decision at a 3-seat table;
   no clock is read, so a decision is seeded and reproducible whatever the load). Prší
   rounds under the house rules are played out on plain lists by :func:`_fs_round`
@@ -105,22 +106,39 @@ class Level:
     penki_budget: int = 0
 
 
-# Callouts on someone never come earlier than 1.5 s after the chance arose (issue 17.5):
-# a person must have a fair race to declare first or to call it themselves.
+# The race model (issue 24), the same for every callout (R6, R17, R18); every delay is in
+# seconds from the chance, i.e. the commit of the action that opened it:
+# * an own «ОДНА КАРТА!» is known as the card goes down (a person taps while laying it), so
+#   ``declare`` is short: a practised person (median 0.45 s) asking at once catches a beginner
+#   most times, a regular now and then, an expert almost never;
+# * a call on someone («ЗЕВОК!», «СКОЛЬКО КАРТ?») is made only by a computer that noticed the
+#   chance (``notice``, drawn once per chance and seat) and never sooner than CALL_FLOOR after it:
+#   whoever owes a declaration has had the time a person needs to make it (a fair race);
+# * a computer to move never closes a chance before a call would come: it calls first when
+#   it noticed, else its move waits for the other computers' calls (store.computers.plan_turns);
+# * a computer caught by «СКОЛЬКО КАРТ?» since its last play or take is alert: it forgets its
+#   next declaration ALERT_FORGET times as often and makes it ALERT_SPEED times as fast (but no
+#   faster than HUMAN_MIN), so no give-and-take cycle of penalty cards repeats for long.
+CALL_FLOOR = 0.8
+HUMAN_MIN = 0.12
+ALERT_FORGET = 0.2
+ALERT_SPEED = 0.5
+
 LEVELS: dict[str, Level] = {
     "beginner": Level(
-        "beginner", slip=0.30, miss=0.15, blunder=0.25, forget=0.35, notice=0.35, random_suit=0.5, iterations=0, penki_iterations=0,
+        "beginner", slip=0.30, miss=0.15, blunder=0.25, forget=0.35, notice=0.11, random_suit=0.5, iterations=0, penki_iterations=0,
         move=Delay(1.7, 0.45, 0.8, 6.0), forced=Delay(1.1, 0.4, 0.6, 4.0),
-        declare=Delay(1.8, 0.4, 0.9, 5.0), call=Delay(3.2, 0.4, 1.8, 9.0)),
+        declare=Delay(0.5, 0.4, 0.2, 2.5), call=Delay(1.8, 0.35, CALL_FLOOR, 5.0)),
     "regular": Level(
-        "regular", slip=0.04, miss=0.0, blunder=0.03, forget=0.08, notice=0.85, random_suit=0.0, iterations=0, penki_iterations=0,
+        "regular", slip=0.04, miss=0.0, blunder=0.03, forget=0.05, notice=0.37, random_suit=0.0, iterations=0, penki_iterations=0,
         move=Delay(1.0, 0.35, 0.55, 3.5), forced=Delay(0.75, 0.3, 0.45, 2.5),
-        declare=Delay(1.0, 0.3, 0.55, 2.5), call=Delay(2.1, 0.3, 1.5, 5.0)),
+        declare=Delay(0.37, 0.3, 0.15, 1.5), call=Delay(1.2, 0.3, CALL_FLOOR, 3.0)),
     "expert": Level(
-        "expert", slip=0.0, miss=0.0, blunder=0.0, forget=0.0, notice=1.0, random_suit=0.0,
+        "expert", slip=0.0, miss=0.0, blunder=0.0, forget=0.0, notice=0.95, random_suit=0.0,
         iterations=20_000, penki_iterations=2_000,
         move=Delay(1.0, 0.3, 0.55, 3.0), forced=Delay(0.7, 0.25, 0.45, 2.0),
-        declare=Delay(0.55, 0.2, 0.35, 1.2), call=Delay(1.7, 0.25, 1.5, 3.5), budget=12_000, penki_budget=2_800),
+        declare=Delay(0.2, 0.25, HUMAN_MIN, 0.8), call=Delay(0.95, 0.25, CALL_FLOOR, 2.0), budget=12_000,
+        penki_budget=2_800),
 }
 
 
@@ -128,10 +146,11 @@ LEVELS: dict[str, Level] = {
 class Decision:
     """What a computer seat wants to do: ``action`` (an action dict), after ``delay`` seconds.
 
-    ``kind``: ``"move"`` (a turn action or a penalty card), ``"declare"`` (its own
-    «ОДНА КАРТА!») or ``"call"`` (a callout on someone). ``chance``: for a callout or
-    declaration, the index in the public log of the event that opened the chance
-    (a store keeps the callout's due time while the chance stays the same).
+    ``kind``: ``"move"`` (a turn action or a penalty card; ``delay`` counts from the start of
+    the turn), ``"declare"`` (its own «ОДНА КАРТА!») or ``"call"`` (a callout on someone):
+    for these ``delay`` counts from the chance, and ``chance`` is the index in the public log
+    of the event that opened it (a store keeps the due time, chance + delay, while the chance
+    stays the same: store.computers.plan_turns).
     ``slip``: the level erred on purpose (counted by the benchmarks).
     """
 
@@ -189,6 +208,8 @@ class Memory:
         self.gone: set[str] = set()  # discarded by Бита
         self.last_beater: str | None = None
         self.candidates: dict[str, int] = {}  # seat -> log index of the action that may have left one card
+        self.caught: dict[str, int] = {}  # seat -> times caught by «СКОЛЬКО КАРТ?» since its last play or take
+        self.takes = 0  # takes since the last Бита (R13): a table going round in circles
 
     def feed(self, events: Sequence[Mapping[str, Any]]) -> Memory:
         """Read ``events``, the public log's next events after those already read."""
@@ -212,6 +233,8 @@ class Memory:
         for k in self._SETS:
             out[k] = {p: sorted(v) for p, v in getattr(self, k).items()}
         out["gone"] = sorted(self.gone)
+        out["caught"] = dict(self.caught)
+        out["takes"] = self.takes
         out["prev"], out["chain"], out["first"] = list(self._prev), self._chain, self._first
         return out
 
@@ -224,6 +247,8 @@ class Memory:
         m.known = {p: set(v) for p, v in data["known"].items()}
         m.lacks = {p: frozenset(v) for p, v in data["lacks"].items()}
         m.gone = set(data["gone"])
+        m.caught = dict(data.get("caught") or {})  # a memory stored before issue 24: nobody alert
+        m.takes = int(data.get("takes") or 0)
         m._prev, m._chain, m._first = tuple(data["prev"]), data["chain"], data["first"]
         return m
 
@@ -339,14 +364,18 @@ class Memory:
                 self.last_beater = seat
             self.table.append(e["card"])
             self.candidates = {seat: i}
+            self.caught.pop(seat, None)
         elif a == "take":
             if self.table:
                 self.table.pop(0)
             self.known.setdefault(seat, set()).add(e["card"])
             self.candidates = {seat: i}
+            self.caught.pop(seat, None)
+            self.takes += 1
         elif a == "bita":
             self.gone.update(self.table)
             self.table = []
+            self.takes = 0
         elif a == "give":
             self.known[seat] = set()  # which card went is the giver's secret
             self.candidates.pop(e.get("to"), None)
@@ -356,6 +385,7 @@ class Memory:
         elif a == "how_many":
             for p in e.get("caught") or ():
                 self.candidates.pop(p, None)
+                self.caught[p] = self.caught.get(p, 0) + 1
 
 
 def _pop(pile: list[str] | None) -> None:
@@ -846,6 +876,7 @@ _PENKI_PACK = frozenset(PENKI_PACK)
 _PRANK = {c: RANK_INDEX[c[:-1]] for c in PENKI_PACK}
 KS, TRUMP = "Ks", "d"
 STALL_AFTER = 400
+STALL_TAKES = 30  # takes with no Бита between them: the table goes round in circles (a normal game's most: ~20–40)
 
 
 def _cheap_key(c: str) -> tuple:
@@ -879,10 +910,14 @@ def _penki_decide(view: Mapping[str, Any], mem: Memory, lv: Level, seed: int,
                 return Decision({"a": "zevok"}, lv.call.sample(crng), "call", w[1])
         return _penki_phase1(view, lv, seed, legal)
     debtors = _penki_debtors(view, mem)
-    if me in debtors:
+    if me in debtors:  # R17, known as the card goes down: the delay counts from that action
         crng = _rng(seed, "declare", debtors[me])
-        if crng.random() >= lv.forget:
-            return Decision({"a": "one_card"}, lv.declare.sample(crng), "declare", debtors[me])
+        alert = mem.caught.get(me, 0)
+        if crng.random() >= lv.forget * ALERT_FORGET ** alert:
+            delay = lv.declare.sample(crng)
+            if alert:
+                delay = round(max(HUMAN_MIN, delay * ALERT_SPEED ** alert), 3)
+            return Decision({"a": "one_card"}, delay, "declare", debtors[me])
     others = {p: i for p, i in debtors.items() if p != me}
     if others and not mem.partial:
         chance = max(others.values())
@@ -901,7 +936,7 @@ def _penki_decide(view: Mapping[str, Any], mem: Memory, lv: Level, seed: int,
         action, n = _penki_search(view, mem, lv, seed, budget)
         if action is not None:
             return _move(lv, rng, action, False, searched=n)
-    best = _penki_heuristic(view, legal, rng)
+    best = _penki_heuristic(view, legal, rng, mem.takes >= STALL_TAKES)
     if rng.random() < lv.slip:
         pick = rng.choice(legal)
         return _move(lv, rng, pick, False, slip=dict(pick) != dict(best))
@@ -930,17 +965,19 @@ def _penki_phase1(view: Mapping[str, Any], lv: Level, seed: int, legal: list[dic
     return _move(lv, rng, legal[0], True)
 
 
-def _penki_heuristic(view: Mapping[str, Any], legal: list[dict[str, Any]], rng: random.Random) -> dict[str, Any]:
+def _penki_heuristic(view: Mapping[str, Any], legal: list[dict[str, Any]], rng: random.Random,
+                     stalled: bool = False) -> dict[str, Any]:
     """Today's :func:`engine.penki.computer_action` on the view: lead the cheapest card (trumps
     last, ``Ks`` only alone, R15), beat with the cheapest card that beats keeping trumps (R10),
-    take when nothing beats (R12); from :data:`STALL_AFTER` on, vary at random so that an
-    endless cycle of leads and takes ends."""
+    take when nothing beats (R12); from :data:`STALL_AFTER` on, or when ``stalled`` (the memory has
+    seen :data:`STALL_TAKES` takes since the last Бита, R13), vary at random so that an endless
+    cycle of leads and takes ends."""
     plays = [a for a in legal if a["a"] == "play"]
     take = next((a for a in legal if a["a"] == "take"), None)
     if not plays:
         return take or legal[0]
     plays.sort(key=lambda a: _cheap_key(a["card"]))
-    if view["version"] >= STALL_AFTER:
+    if stalled or view["version"] >= STALL_AFTER:
         options = plays + ([take] if take else [])
         return rng.choice(options)
     return plays[0]

@@ -153,6 +153,8 @@ class StoreBase:
     _compact_log: AsyncScript
     _groups_ready: set[int]
     _followups: Any  # store.schedule.Batcher of schedule.lua follow-ups
+    _wakes: list[float]  # store.schedule: due times soon, a heap
+    _wake: Any  # store.schedule: the running worker's wake-up event, or None
     live: Any  # store.live.Live: the tables this process knows
     _pending_done: set[tuple[str, int]]
     _outbox_waits: dict[str, dict[int, Any]]

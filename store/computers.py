@@ -168,6 +168,124 @@ class Brains:
             self._executor = None
 
 
+WAIT_AFTER_CALL = 0.05  # s a computer's move comes after another computer's due call (the call goes first)
+
+
+def plan_turns(doc: dict[str, Any], state: Any, actor: str | None, now: float, hold: float = 0.0,
+               memory: Memory | None = None, computer_delay: float = 0.75) -> list[str]:
+    """Fill ``doc["turns"]``, ``doc["callouts"]``, ``doc["callout_kinds"]``, ``doc["chances"]``
+    and ``doc["deadline"]`` for ``state`` after a commit at ``now`` (epoch s); returns the
+    people whose turn starts with it. Pure: no I/O, no clock (the store's ``_plan``).
+
+    ``turns``: ``{seat: {since, due, driven, want, at}}`` for every awaited seat. A seat keeps
+    its entry while it stays awaited without acting (and, computer-driven, wants the same
+    thing); otherwise its turn starts now: due after ``turn_seconds`` for a person (``None``: no
+    timer), after its level's reaction time for a computer-driven seat (a computer, or a person
+    in auto; issue 14). ``callouts``: ``{seat: due}`` for computer-driven seats, not awaited,
+    whose player wants to call or declare (Penki).
+
+    The race model (issue 24, :data:`engine.players.CALL_FLOOR`): a call or a declaration is
+    due its delay after its chance, the commit that opened it (``chances``: ``{log index: epoch
+    s}``, kept while some seat still wants it), whether the seat is awaited or not, so a call
+    never waits for the next move and never comes sooner than the floor after the chance. A
+    computer-driven seat whose due action is a move waits out every call another computer has
+    due (``at``: its own due time; ``due``: ``at`` or :data:`WAIT_AFTER_CALL` after the last such
+    call): a computer to move never closes a chance (R6, R18) before a call would come.
+
+    ``hold``: seconds every turn and callout starts later (a round just ended); no turn is kept.
+    ``memory``: the table's public memory after this commit (:func:`remember`; built here when
+    ``None`` and a seat needs it). ``computer_delay``: seconds for a driven seat with nothing
+    to do. ``deadline``: the earliest person's due time (the turn timer in the Mini App).
+    """
+    prev_turns: dict[str, Any] = doc.get("turns") or {}
+    prev_callouts: dict[str, float] = doc.get("callouts") or {}
+    prev_kinds: dict[str, str] = doc.get("callout_kinds") or {}
+    prev_chances: dict[str, float] = doc.get("chances") or {}
+    seats = {s["seat"]: s for s in doc["seats"]}
+    turn_seconds = doc["settings"].get("turn_seconds")
+    turns: dict[str, Any] = {}
+    callouts: dict[str, float] = {}
+    kinds: dict[str, str] = {}
+    chances: dict[str, float] = {}
+    calls: list[tuple[str, float]] = []  # (seat, due) of computers' calls on someone
+    new_turns: list[str] = []
+
+    def chance_due(decision: Decision) -> float:
+        key = str(decision.chance)
+        at = chances.setdefault(key, prev_chances.get(key, now))
+        return now + hold + decision.delay if hold else at + decision.delay
+
+    if not state.over:
+        mem = memory  # built only when a computer-driven seat needs it (a table of people: never)
+        for sid in engine.awaiting(state):
+            seat = seats[sid]
+            driven = bool(seat["computer"] or seat["auto"])
+            if driven and mem is None:
+                mem = table_memory(doc, state)
+            wanted = plan_decision(doc, state, seat, mem) if driven else None
+            want = want_key(wanted)
+            prev = prev_turns.get(sid)
+            if wanted is not None and wanted.kind != "move":  # a call or declaration: from its chance
+                due = chance_due(wanted)
+                turns[sid] = {"since": prev["since"] if prev is not None and sid != actor and not hold
+                              else now + hold, "due": due, "driven": True, "want": want, "at": due}
+                if wanted.kind == "call":
+                    calls.append((sid, due))
+                continue
+            if prev is not None and sid != actor and prev["driven"] == driven and not hold \
+                    and prev.get("want") == want:
+                turns[sid] = dict(prev, due=prev.get("at", prev["due"]))
+                continue
+            start = now + hold
+            if driven:
+                due = start + (wanted.delay if wanted is not None else computer_delay)
+            else:
+                due = start + turn_seconds if turn_seconds else None
+                if prev is None or sid == actor or hold:
+                    new_turns.append(sid)
+            turns[sid] = {"since": start, "due": due, "driven": driven, "want": want, "at": due}
+        for sid, seat in seats.items():
+            if sid in turns or not (seat["computer"] or seat["auto"]):
+                continue
+            if mem is None:
+                mem = table_memory(doc, state)
+            wanted = plan_decision(doc, state, seat, mem)
+            if wanted is not None:
+                key = want_key(wanted)
+                if wanted.kind == "move":  # not awaited: nothing it may do now but call or declare
+                    kept = prev_callouts.get(sid) if prev_kinds.get(sid) == key else None
+                    due = kept or now + hold + wanted.delay
+                else:
+                    due = chance_due(wanted)
+                callouts[sid] = due
+                kinds[sid] = key
+                if wanted.kind == "call":
+                    calls.append((sid, due))
+        for sid, turn in turns.items():  # a computer to move lets every due call come first
+            if turn["driven"] and turn["due"] is not None and not (turn["want"] or "").startswith(CALL_WANTS):
+                waits = [due for other, due in calls if other != sid]
+                if waits:
+                    turn["due"] = max(turn["at"], max(waits) + WAIT_AFTER_CALL)
+    doc["turns"] = turns
+    doc["callouts"] = callouts
+    doc["callout_kinds"] = kinds
+    doc["chances"] = chances
+    people = [t["due"] for t in turns.values() if not t["driven"] and t["due"] is not None]
+    doc["deadline"] = min(people) if people else None
+    return new_turns
+
+
+CALL_WANTS = ("zevok:", "how_many:", "one_card:")
+
+
+def want_key(decision: Decision | None) -> str | None:
+    """What a computer wants, as a key: the action and the public chance it answers."""
+    if decision is None:
+        return None
+    action = decision.action
+    return f"{action['a']}:{action.get('card') or action.get('to') or ''}:{decision.chance}"
+
+
 def plan_decision(doc: dict[str, Any], state: Any, seat: dict[str, Any], memory: Memory) -> Decision | None:
     """What the computer in ``seat`` will want and after how long, without the expert's search."""
     sid = seat["seat"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import json
 import time
 from typing import Any
@@ -35,7 +36,7 @@ from store.common import (
     _s,
     log,
 )
-from store.computers import plan_decision, seat_level, seat_seed, table_memory
+from store.computers import plan_turns, seat_level, seat_seed, table_memory
 from store.keys import shard_of
 from store.live import Known
 from store.models import (
@@ -95,69 +96,9 @@ class Schedule(StoreBase):
 
     def _plan(self, doc: dict[str, Any], state: Any, actor: str | None, now: float,
               hold: float = 0.0, memory: Any = None) -> list[str]:
-        """Fill ``doc["turns"]``, ``doc["callouts"]``, ``doc["deadline"]`` for ``state``; new human turns.
-
-        ``turns``: ``{seat: {since, due, driven, want}}`` for every awaited seat. A seat
-        keeps its entry while it stays awaited without acting (and, computer-driven,
-        wants the same thing); otherwise its turn starts now: due after
-        ``turn_seconds`` for a person (``None``: no timer), after its level's reaction
-        time for a computer-driven seat (a computer, or a person in auto; issue 14).
-        ``callouts``: ``{seat: due}`` for computer-driven seats, not awaited, whose
-        player wants to call or declare (Penki); the due time stays while the chance it
-        answers stays the same, so a call comes a human reaction time after the chance
-        arose, never sooner (issue 17). ``deadline``: the earliest person's due time
-        (the turn timer shown in the Mini App). ``hold``: seconds every turn and
-        callout starts later (a round just ended); no turn is kept. ``memory``: the table's public memory
-        after this commit (:func:`store.computers.remember`).
-        """
-        prev_turns: dict[str, Any] = doc.get("turns") or {}
-        prev_callouts: dict[str, float] = doc.get("callouts") or {}
-        prev_kinds: dict[str, str] = doc.get("callout_kinds") or {}
-        seats = {s["seat"]: s for s in doc["seats"]}
-        turn_seconds = doc["settings"].get("turn_seconds")
-        turns: dict[str, Any] = {}
-        callouts: dict[str, float] = {}
-        kinds: dict[str, str] = {}
-        new_turns: list[str] = []
-        if not state.over:
-            mem = memory  # built only when a computer-driven seat needs it (a table of people: never)
-            for sid in engine.awaiting(state):
-                seat = seats[sid]
-                driven = bool(seat["computer"] or seat["auto"])
-                if driven and mem is None:
-                    mem = table_memory(doc, state)
-                wanted = plan_decision(doc, state, seat, mem) if driven else None
-                want = _want(wanted)
-                prev = prev_turns.get(sid)
-                if prev is not None and sid != actor and prev["driven"] == driven and not hold \
-                        and prev.get("want") == want:
-                    turns[sid] = prev
-                    continue
-                start = now + hold
-                if driven:
-                    due = start + (wanted.delay if wanted is not None else COMPUTER_DELAY[0])
-                else:
-                    due = start + turn_seconds if turn_seconds else None
-                    if prev is None or sid == actor or hold:
-                        new_turns.append(sid)
-                turns[sid] = {"since": start, "due": due, "driven": driven, "want": want}
-            for sid, seat in seats.items():
-                if sid in turns or not (seat["computer"] or seat["auto"]):
-                    continue
-                if mem is None:
-                    mem = table_memory(doc, state)
-                wanted = plan_decision(doc, state, seat, mem)
-                if wanted is not None:
-                    key = _want(wanted)
-                    kept = prev_callouts.get(sid) if prev_kinds.get(sid) == key else None
-                    callouts[sid] = kept or now + hold + wanted.delay
-                    kinds[sid] = key
-        doc["turns"] = turns
-        doc["callouts"] = callouts
-        doc["callout_kinds"] = kinds
-        people = [t["due"] for t in turns.values() if not t["driven"] and t["due"] is not None]
-        doc["deadline"] = min(people) if people else None
-        return new_turns
+        """Fill ``doc``'s turns, callouts and deadline for ``state``; new human turns
+        (:func:`store.computers.plan_turns`, the race model of issue 24)."""
+        return plan_turns(doc, state, actor, now, hold, memory, COMPUTER_DELAY[0])
 
     @staticmethod
     def _dues(doc: dict[str, Any]) -> list[tuple[float, str]]:
@@ -173,8 +114,31 @@ class Schedule(StoreBase):
         ``over``: the game ended (nothing due; a tombstone stays for :meth:`sweep`);
         ``gone``: the table no longer exists (forgotten).
         """
-        await self._schedule_version(doc["id"], doc["version"], [] if over or gone else self._dues(doc),
-                                     "2" if gone else "1" if over else "0", entries)
+        dues = [] if over or gone else self._dues(doc)
+        await self._schedule_version(doc["id"], doc["version"], dues, "2" if gone else "1" if over else "0", entries)
+        if dues:
+            self._note_due(dues[0][0])
+
+    WAKE_WITHIN = 10.0  # s: due times this close are kept to wake this process's worker on time
+
+    def _note_due(self, due: float) -> None:
+        """Wake this process's worker at ``due`` (epoch s), not at its next poll: a computer's
+        «ОДНА КАРТА!» is due a few tenths of a second after its play (issue 24), and the
+        race with a person is decided within one poll interval."""
+        now = self.clock()
+        if due - now > self.WAKE_WITHIN:
+            return
+        heapq.heappush(self._wakes, due)
+        if self._wake is not None and self._wakes[0] == due:
+            self._wake.set()
+
+    def _next_wait(self, interval: float) -> float:
+        """Seconds the worker may sleep: ``interval``, or less when a noted due time comes sooner."""
+        wakes = self._wakes
+        now = self.clock()
+        while wakes and wakes[0] <= now:
+            heapq.heappop(wakes)
+        return min(interval, wakes[0] - now) if wakes else interval
 
     async def _schedule_version(self, table_id: str, version: int, dues: list[tuple[float, str]], flag: str,
                                 entries: list[dict[str, Any]] | None = None) -> None:
@@ -314,6 +278,21 @@ class Schedule(StoreBase):
 
         Every ``sweep_every`` seconds one of the running workers also runs :meth:`sweep`.
         """
+        wake = self._wake = asyncio.Event()
+
+        async def relay() -> None:  # a stop wakes the worker at once
+            await stop_event.wait()
+            wake.set()
+
+        relay_task = asyncio.create_task(relay())
+        try:
+            await self._work_loop(stop_event, wake, interval, sweep_every)
+        finally:
+            relay_task.cancel()
+            self._wake = None
+
+    async def _work_loop(self, stop_event: asyncio.Event, wake: asyncio.Event, interval: float,
+                         sweep_every: float) -> None:
         next_sweep = 0.0
         try:
             self.brains.warm()  # the expert's worker processes (store.computers)
@@ -330,8 +309,11 @@ class Schedule(StoreBase):
                 moves = 0
             if moves:
                 continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop_event.wait(), interval)
+            wait = self._next_wait(interval)
+            if wait > 0:
+                wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), wait)
 
     async def sweep(self, now: float | None = None, lease: float | None = SWEEP_EVERY,
                     settle: float = SWEEP_SETTLE) -> int:
@@ -415,11 +397,3 @@ class Schedule(StoreBase):
         """When the worker will next look at the table (epoch s), or ``None``."""
         score = await self.redis.zscore(self.keys.deadlines_of(self._shard(table_id)), table_id)
         return None if score is None else float(score)
-
-
-def _want(decision: Any) -> str | None:
-    """What a computer wants, as a key: the action and the public chance it answers."""
-    if decision is None:
-        return None
-    action = decision.action
-    return f"{action['a']}:{action.get('card') or action.get('to') or ''}:{decision.chance}"

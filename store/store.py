@@ -27,6 +27,7 @@ module                 concern
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 from collections.abc import Callable
@@ -152,6 +153,8 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         self._sockets = redis.register_script(_lua("sockets.lua"))
         self._compact_log = redis.register_script(_lua("compact.lua"))
         self._followups = Batcher(self._send_followups)
+        self._wakes: list[float] = []  # due times soon (epoch s): this process's worker wakes at them
+        self._wake: asyncio.Event | None = None  # set by _note_due while the worker sleeps
         self.live = Live(self)
         self._groups_ready: set[int] = set()
         self._pending_done: set[tuple[str, int]] = set()
