@@ -12,6 +12,7 @@ store.computers.plan_turns, in simulated time (no Redis, no clock).
 
 from __future__ import annotations
 
+import asyncio
 import random
 import statistics
 from dataclasses import replace
@@ -22,6 +23,7 @@ import engine
 from benchmarks import race
 from engine import players
 from engine.players import ALERT_SPEED, CALL_FLOOR, LEVELS, STALL_TAKES, Memory, decide
+from store import LobbySettings, Seat
 from store.computers import plan_turns
 
 PEOPLE = ["p", "c1", "c2"]
@@ -238,3 +240,27 @@ def test_no_endless_game_against_a_person_who_asks_at_every_chance(level):
     assert max(total.lengths) <= 3 * fig["median_actions"]
     assert fig["longest_cycle"] <= 5
     assert fig["computer_debts"] > 100 and fig["person_debts"] > 50  # the race was run
+
+
+async def test_the_worker_wakes_at_due_times_noted_by_commits(store):
+    """Issue 24.1: a computer's declaration is due a few tenths of a second after its play, so
+    the worker of the committing process sleeps until the soonest noted due time, not a whole
+    poll interval; due times further than WAKE_WITHIN are left to the poll."""
+    now = [1_800_000_000.0]
+    store.clock = lambda: now[0]
+    seats = [Seat(seat="c1", name="C1", computer=True, level="expert"),
+             Seat(seat="c2", name="C2", computer=True, level="regular"), Seat(seat="u1", user_id=1, name="Al")]
+    table = await store.create_table(game="penki", seats=seats, settings=LobbySettings(players=3, turn_seconds=None),
+                                     seed=3)
+    due = await store.next_due(table.id)
+    assert due is not None and store._wakes and min(store._wakes) == pytest.approx(due)
+    assert store._next_wait(5.0) == pytest.approx(due - now[0])
+    store._note_due(now[0] + 0.05)
+    assert store._next_wait(0.2) == pytest.approx(0.05)
+    store._note_due(now[0] + store.WAKE_WITHIN + 1)  # left to the poll
+    now[0] += 0.1
+    assert store._next_wait(0.2) == pytest.approx(min(0.2, due - now[0]))
+    event = store._wake = asyncio.Event()  # a sleeping worker is woken by a sooner due time
+    store._note_due(now[0] + 0.01)
+    assert event.is_set()
+    store._wake = None
