@@ -25,6 +25,7 @@ import hashlib
 import logging
 import multiprocessing
 import os
+import time
 from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool as BrokenExecutor
 from typing import Any
@@ -32,6 +33,7 @@ from typing import Any
 import engine
 from engine import players
 from engine.players import Decision, Memory
+from store import metrics
 
 log = logging.getLogger("karty.store")
 
@@ -107,6 +109,13 @@ def _expert(view: dict[str, Any], memory: Memory, seed: int) -> Decision | None:
     return players.decide(view, None, level="expert", seed=seed, memory=memory)
 
 
+def _expert_timed(view: dict[str, Any], memory: Memory, seed: int) -> tuple[Decision | None, float]:
+    """In a worker process: :func:`_expert` and the CPU seconds its thread spent on it."""
+    start = time.thread_time()
+    decision = _expert(view, memory, seed)
+    return decision, time.thread_time() - start
+
+
 class Brains:
     """The expert's searches in ``workers`` processes; at most ``2·workers`` at once, FIFO.
 
@@ -130,6 +139,7 @@ class Brains:
 
     async def decide(self, view: dict[str, Any], memory: Memory, level: str, seed: int) -> Decision | None:
         """The decision of a computer at ``level`` for ``view``; the expert's search off the loop."""
+        metrics.DECISIONS.labels(level).inc()
         if level != "expert" or not players.searches(view, level):
             return players.decide(view, None, level=level, seed=seed, memory=memory)
         if self._slots is None:
@@ -140,18 +150,22 @@ class Brains:
             async with asyncio.timeout(self.timeout):
                 await slots.acquire()
                 try:
-                    fut = loop.run_in_executor(self._pool(), _expert, view, memory, seed)
+                    fut = loop.run_in_executor(self._pool(), _expert_timed, view, memory, seed)
                 except BaseException:
                     slots.release()
                     raise
                 fut.add_done_callback(lambda _f: slots.release())  # the slot frees when the search ends
-                return await asyncio.shield(fut)
+                decision, cpu = await asyncio.shield(fut)
+                metrics.SEARCH_CPU.observe(cpu)
+                return decision
         except TimeoutError:
             self.fallbacks += 1
+            metrics.FALLBACKS.labels("timeout").inc()
             log.warning("expert decision for %s took over %.1f s: the regular player moves", view["seat"],
                         self.timeout)
         except Exception as exc:
             self.fallbacks += 1
+            metrics.FALLBACKS.labels("error").inc()
             log.exception("expert decision for %s failed: the regular player moves", view["seat"])
             if isinstance(exc, BrokenExecutor) and self._owned:  # a worker died: a fresh pool next time
                 self._executor = None

@@ -9,6 +9,7 @@ are raised, never answered here: :func:`webapp.errors.error_middleware` maps the
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -19,6 +20,7 @@ import engine
 from engine.ratings import period_keys
 from store.common import ROUND_HOLD
 from store.models import language_of
+from webapp import metrics
 from webapp.auth import Identity
 from webapp.clock import stamp
 from webapp.errors import ApiError, dumps
@@ -277,14 +279,21 @@ async def post_action(request: web.Request) -> web.Response:
     engine's reason (``not_your_turn``, ``not_in_hand``, ``illegal``, ``bad_action``,
     ``game_over``), 429 ``too_fast`` (with ``Retry-After`` and ``retry_after``).
     """
-    who = await identify(request)
+    started = time.perf_counter()
+    known = None
     try:
-        body: ActionRequest = await read_model(request, ActionRequest)
-        known = await known_or_404(request)  # the same document the move is applied on
-    except (ApiError, ValidationError):
-        await pay_refusal(request.app, who.id)  # every POST costs a token (429 first when it is empty)
+        who = await identify(request)
+        try:
+            body: ActionRequest = await read_model(request, ActionRequest)
+            known = await known_or_404(request)  # the same document the move is applied on
+        except (ApiError, ValidationError):
+            await pay_refusal(request.app, who.id)  # every POST costs a token (429 first when it is empty)
+            raise
+        result, seat = await apply_move(request.app, who.id, known, body)
+    except Exception as e:
+        metrics.move_done(metrics.game_of(known), "post", metrics.outcome_of(e))
         raise
-    result, seat = await apply_move(request.app, who.id, known, body)
+    metrics.move_done(metrics.game_of(known), "post", "duplicate" if result.duplicate else "committed", started)
     feed = request.app[HUB].feeds.get(known.doc["id"])  # the sockets' view of it, if made here
     view = feed.view(result.version, seat) if feed is not None else None
     return ok(

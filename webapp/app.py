@@ -23,7 +23,7 @@ from typing import Any
 
 from aiohttp import web
 
-from webapp import api, local, openapi, rematch, replays, ws
+from webapp import api, local, metrics, openapi, rematch, replays, ws
 from webapp.admission import Admission, admission_middleware
 from webapp.auth import Authenticator, new_local_key
 from webapp.errors import error_middleware, quiet_malformed_requests
@@ -52,7 +52,8 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
                           max_lag=settings.admit_max_lag)
     limits = RequestLimits(settings, store=store)  # before admission: a flood's refused requests take no slot
     app = web.Application(
-        middlewares=[error_middleware, limit_middleware(limits), admission_middleware(admission)],
+        middlewares=[metrics.refusal_middleware, error_middleware, limit_middleware(limits),
+                     admission_middleware(admission)],
         client_max_size=max(APP_MAX_SIZE, settings.client_max_size),
     )
     app[ADMISSION] = admission
@@ -67,6 +68,7 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
 
     app.cleanup_ctx.append(ws.hub_ctx)
     app.cleanup_ctx.append(lag_ctx)
+    app.cleanup_ctx.append(metrics.metrics_ctx)
     if settings.run_worker:
         app.cleanup_ctx.append(worker_ctx)
     app.on_shutdown.append(ws.close_sockets)
@@ -78,6 +80,7 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
     replays.add_routes(app)
     ws.add_routes(app)
     openapi.add_routes(app)
+    metrics.add_routes(app)
     app.router.add_get("/", index, name="index")
     app.router.add_get("/static/{path:.+}", static_file, name="static")
     app.router.add_get("/{path:[^/]+(/[^/]+)*}", static_file, name="static_root")

@@ -75,6 +75,13 @@ class WebSettings(BaseSettings):
                                         description="event-loop lateness (s) beyond which new requests are "
                                                     "refused; unset: off (a machine of the service's own: 0.5)")
     run_worker: bool = Field(True, alias="RUN_WORKER", description="run store.run_worker in this process")
+    # Operating (issue 26: webapp.metrics, webapp.logs, webapp.drain).
+    metrics_token: SecretStr | None = Field(None, alias="METRICS_TOKEN",
+                                            description="a bearer token that may read GET /metrics from anywhere "
+                                                        "(unset: loopback and TRUSTED_PROXIES only)")
+    metrics_sample: float = Field(5.0, alias="METRICS_SAMPLE", ge=0,
+                                  description="seconds between reads of the outbox backlog and due timers "
+                                              "for /metrics (0: off)")
 
     @property
     def token(self) -> str | None:
