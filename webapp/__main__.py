@@ -22,6 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 from aiohttp import web
 
 from store.embedded import EmbeddedRedis, redis_answers
+from webapp import logs
 from webapp.app import create_app
 from webapp.settings import WebSettings
 
@@ -122,7 +123,6 @@ def main(argv: list[str] | None = None) -> None:
     """Run the server (see the module docstring)."""
     args = parse_args(argv)
     tune_gc()
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     overrides: dict[str, object] = {}
     if args.local:
         overrides["local_play"] = True
@@ -131,6 +131,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.port is not None:
         overrides["port"] = args.port
     settings = WebSettings(**overrides)
+    logs.setup(args.log_level, settings.log_format, repeat_interval=settings.log_repeat_interval)
+    access = settings.access_log if settings.access_log is not None else not settings.local
     if args.local and settings.token:
         log.warning("BOT_TOKEN is set: local sign-in stays off (--local ignored)")
     url = f"http://{settings.host}:{settings.port}/"
@@ -143,7 +145,8 @@ def main(argv: list[str] | None = None) -> None:
             print(text, flush=True)
 
     try:
-        web.run_app(build(settings), host=settings.host, port=settings.port, print=announce)
+        web.run_app(build(settings), host=settings.host, port=settings.port, print=announce,
+                    access_log=logs.access_logger(access))
     except OSError as e:
         if e.errno != errno.EADDRINUSE:
             raise

@@ -20,7 +20,7 @@ import engine
 from engine.ratings import period_keys
 from store.common import ROUND_HOLD
 from store.models import language_of
-from webapp import metrics
+from webapp import logs, metrics
 from webapp.auth import Identity
 from webapp.clock import stamp
 from webapp.errors import ApiError, dumps
@@ -78,7 +78,9 @@ def ok(data: Any, status: int = 200) -> web.Response:
 
 async def identify(request: web.Request) -> Identity:
     """The caller (401 unless ``Authorization: tma <initData>`` checks out); saves the user."""
-    return await request.app[AUTH].request(request)
+    who = await request.app[AUTH].request(request)
+    logs.bind_user(who.id)  # the request's log records name the user (webapp.logs)
+    return who
 
 
 async def read_body(request: web.Request) -> bytes:

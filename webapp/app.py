@@ -23,7 +23,7 @@ from typing import Any
 
 from aiohttp import web
 
-from webapp import api, local, metrics, openapi, rematch, replays, ws
+from webapp import api, local, logs, metrics, openapi, rematch, replays, ws
 from webapp.admission import Admission, admission_middleware
 from webapp.auth import Authenticator, new_local_key
 from webapp.errors import error_middleware, quiet_malformed_requests
@@ -52,7 +52,7 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
                           max_lag=settings.admit_max_lag)
     limits = RequestLimits(settings, store=store)  # before admission: a flood's refused requests take no slot
     app = web.Application(
-        middlewares=[metrics.refusal_middleware, error_middleware, limit_middleware(limits),
+        middlewares=[metrics.refusal_middleware, logs.context_middleware, error_middleware, limit_middleware(limits),
                      admission_middleware(admission)],
         client_max_size=max(APP_MAX_SIZE, settings.client_max_size),
     )

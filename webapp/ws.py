@@ -60,7 +60,7 @@ from engine import Rejected
 from store import UNAVAILABLE, StoreError
 from store.live import Known
 from store.models import seat_dicts
-from webapp import metrics
+from webapp import logs, metrics
 from webapp.api import ActionRequest
 from webapp.auth import Identity
 from webapp.clock import stamp_text
@@ -487,6 +487,7 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
             if app[LIMITS].user(who.id, "GET"):  # signed in by its first frame: the user's reads count it
                 app[LIMITS].refused += 1
                 return await _fail(ws, CLOSE_TOO_FAST, "too_fast", "too many requests, slow down")
+        logs.bind_user(who.id)
         async with app[LEASES].hold(who.id) as admitted:  # the cap counts every process's sockets
             if not admitted:
                 return await _fail(ws, CLOSE_TOO_MANY, "too_many", "too many open connections")
