@@ -21,6 +21,7 @@ by the regular player instead: a busy server plays a little weaker, never slower
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import multiprocessing
@@ -177,8 +178,16 @@ class Brains:
             self._pool().submit(players.searches, {"seat": None}, DEFAULT_LEVEL)
 
     def close(self) -> None:
+        """Stop the worker processes now: a search under way is dropped (its seat is the store's
+        to move again), and the process exits without waiting for a worker still starting up
+        (a spawned worker imports the engine first: seconds on a loaded machine, and the
+        interpreter's exit joined it, delaying a drain past ``DRAIN_SECONDS``)."""
         if self._owned and self._executor is not None:
+            processes = list((getattr(self._executor, "_processes", None) or {}).values())
             self._executor.shutdown(wait=False, cancel_futures=True)
+            for process in processes:
+                with contextlib.suppress(Exception):
+                    process.terminate()
             self._executor = None
 
 

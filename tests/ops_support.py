@@ -31,11 +31,12 @@ def free_port() -> int:
 
 
 class LocalService:
-    """``python -m webapp --local`` on ``port`` with ``env`` on top of a minimal environment;
+    """``python -m webapp --local`` (or ``args``) on ``port`` with ``env`` on top of a minimal environment;
     its output in ``log``. Stopped by its pid (SIGTERM, then SIGKILL)."""
 
-    def __init__(self, port: int, log: Path, env: dict[str, str]) -> None:
+    def __init__(self, port: int, log: Path, env: dict[str, str], args: tuple[str, ...] = ("--local",)) -> None:
         self.port = port
+        self.args = list(args)
         self.base = f"http://127.0.0.1:{port}"
         self.log = log
         self.env = {"PATH": "/usr/bin:/bin", "HOME": str(log.parent), "HOST": "127.0.0.1", "PORT": str(port),
@@ -44,7 +45,7 @@ class LocalService:
 
     def start(self) -> None:
         self._fh = self.log.open("ab")
-        self.proc = subprocess.Popen([sys.executable, "-m", "webapp", "--local"], cwd=ROOT, env=self.env,
+        self.proc = subprocess.Popen([sys.executable, "-m", "webapp", *self.args], cwd=ROOT, env=self.env,
                                      stdout=self._fh, stderr=subprocess.STDOUT, start_new_session=True)
 
     async def ready(self, http: aiohttp.ClientSession) -> None:

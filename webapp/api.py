@@ -24,7 +24,7 @@ from webapp import logs, metrics
 from webapp.auth import Identity
 from webapp.clock import stamp
 from webapp.errors import ApiError, dumps
-from webapp.keys import AUTH, HUB, SETTINGS, STORE
+from webapp.keys import AUTH, DRAIN, HUB, SETTINGS, STORE
 from webapp.moves import apply_move, pay_refusal
 from webapp.privacy import check_chat, check_table
 
@@ -178,7 +178,10 @@ async def config(request: web.Request) -> web.Response:
 
 async def healthz(request: web.Request) -> web.Response:
     """``GET /healthz`` → 200 ``{"ok": true}`` while this process serves and its Redis answers,
-    else 503 ``{"ok": false}``. No auth; for container health checks and the proxy."""
+    else 503 ``{"ok": false}``; 503 ``{"ok": false, "status": "draining"}`` once it drains
+    (SIGTERM, :mod:`webapp.drain`). No auth; for container health checks and the proxy."""
+    if request.app[DRAIN].draining:
+        return web.json_response({"ok": False, "status": "draining"}, status=503)
     try:
         await asyncio.wait_for(request.app[STORE].ping(), 2.0)
     except Exception:

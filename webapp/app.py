@@ -23,11 +23,11 @@ from typing import Any
 
 from aiohttp import web
 
-from webapp import api, local, logs, metrics, openapi, rematch, replays, ws
+from webapp import api, drain, local, logs, metrics, openapi, rematch, replays, ws
 from webapp.admission import Admission, admission_middleware
 from webapp.auth import Authenticator, new_local_key
 from webapp.errors import error_middleware, quiet_malformed_requests
-from webapp.keys import ADMISSION, AUTH, LEASES, LIMITER, LIMITS, SETTINGS, SOCKETS, STORE
+from webapp.keys import ADMISSION, AUTH, DRAIN, LEASES, LIMITER, LIMITS, SETTINGS, SOCKETS, STORE
 from webapp.ratelimit import RequestLimits, SharedBuckets, SocketLeases, limit_middleware
 from webapp.settings import WebSettings
 
@@ -65,6 +65,7 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
     app[LIMITER] = SharedBuckets(store, settings.action_rate, settings.action_burst)
     app[LEASES] = SocketLeases(store, settings.ws_per_user)
     app[SOCKETS] = weakref.WeakSet()
+    app[DRAIN] = drain.Drain()
 
     app.cleanup_ctx.append(ws.hub_ctx)
     app.cleanup_ctx.append(lag_ctx)
@@ -73,6 +74,7 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
         app.cleanup_ctx.append(worker_ctx)
     app.on_shutdown.append(ws.close_sockets)
     app.on_response_prepare.append(security_headers)
+    app.on_response_prepare.append(drain.close_connections)
 
     api.add_routes(app)
     local.add_routes(app)

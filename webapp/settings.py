@@ -85,6 +85,8 @@ class WebSettings(BaseSettings):
                                     description="one log line per request (unset: off in local play, else on)")
     log_repeat_interval: float = Field(60.0, alias="LOG_REPEAT_INTERVAL", gt=0,
                                        description="seconds a repeated failure is counted instead of logged")
+    drain_seconds: float = Field(10.0, alias="DRAIN_SECONDS", gt=0,
+                                 description="seconds from SIGTERM to exit at most (webapp.drain)")
     metrics_sample: float = Field(5.0, alias="METRICS_SAMPLE", ge=0,
                                   description="seconds between reads of the outbox backlog and due timers "
                                               "for /metrics (0: off)")

@@ -69,6 +69,7 @@ from webapp.keys import (
     ADMISSION,
     ADMISSION_RELEASE,
     AUTH,
+    DRAIN,
     HUB,
     LEASES,
     LIMITS,
@@ -460,6 +461,9 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
             since = _since(request.query.get("since"))
         except ValueError as e:
             raise ApiError(400, "bad_request", str(e)) from None
+    if app[DRAIN].draining:  # before the upgrade: the proxy tries the next process (webapp.drain)
+        metrics.WS_REFUSED.labels("draining").inc()
+        raise ApiError(503, "draining", "this server is restarting: connect again", retry_after=0)
     if await store.current(table_id) is None:
         raise ApiError(404, "not_found", "no such table (or it expired)")
     ws = web.WebSocketResponse(
