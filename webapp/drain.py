@@ -84,11 +84,6 @@ class Drain:
             self._idle = None
 
 
-def refuse_socket(app: web.Application) -> bool:
-    """Whether a new table socket must be refused (503 ``draining``)."""
-    return app[DRAIN].draining
-
-
 async def close_connections(request: web.Request, response: web.StreamResponse) -> None:
     """on_response_prepare: while draining, every answer closes its connection."""
     drain = request.app.get(DRAIN)
