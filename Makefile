@@ -60,7 +60,7 @@ bench: install
 lint: install
 	$(PY) -m ruff check .
 
-# Debian packages the tests need: redis-server and chromium (browser tests).
+# Debian packages the tests need: redis-server, chromium (browser tests), prometheus (promtool), nginx.
 system-deps:
 	@scripts/system-deps.sh
 

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import importlib
 import logging
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -30,6 +31,30 @@ log = logging.getLogger(__name__)
 BOOT_WAIT = 30.0  # s a webhook call waits for the bot to finish starting
 
 RUNTIME_KEY: web.AppKey[Any] = web.AppKey("karty_bot", object)  # the bot.app.BotRuntime (setup_bot)
+
+
+async def _import_in_background(name: str) -> Any:
+    """``importlib.import_module(name)`` on a daemon thread of its own: the loop goes on, and a
+    process stopped while aiogram is still importing (seconds on a loaded machine) exits at
+    once instead of joining that import (``asyncio.to_thread``'s pool is joined at exit,
+    which held a drained process past ``DRAIN_SECONDS``)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Any] = loop.create_future()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if not done.done():
+            (done.set_exception(error) if error is not None else done.set_result(result))
+
+    def work() -> None:
+        try:
+            result, error = importlib.import_module(name), None
+        except BaseException as e:
+            result, error = None, e
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=work, name=f"import-{name}", daemon=True).start()
+    return await done
 
 
 class BotBoot:
@@ -47,7 +72,7 @@ class BotBoot:
     async def start(self) -> None:
         """Import aiogram off the event loop, build the runtime, start it; logs a failure."""
         try:
-            app_mod = await asyncio.to_thread(importlib.import_module, "bot.app")
+            app_mod = await _import_in_background("bot.app")
             runtime = app_mod.BotRuntime(self.store, self.settings)
             self._webhook = app_mod.webhook_handler(runtime) if self.settings.webhook_url else None
             await app_mod.start_runtime(runtime)

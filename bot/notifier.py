@@ -61,7 +61,7 @@ from typing import Any
 from aiogram import Bot
 from aiogram.utils.i18n import I18n
 
-from bot import keyboards, texts
+from bot import keyboards, metrics, texts
 from bot.i18n import DEFAULT, locale_scope
 from bot.middlewares import SeenIds
 from bot.sender import Sender
@@ -268,7 +268,9 @@ class Notifier:
             self._busy.add(key)
             cancelled = False
             try:
-                await self._stored(self.handle, entry, what=f"notification {entry_id}")
+                await self._stored(self.handle, entry if entry_id is None else {**entry, "_id": entry_id},
+                                   what=f"notification {entry_id}")
+                metrics.handled(entry)
             except asyncio.CancelledError:
                 cancelled = True  # stopped before it was handled: not acknowledged, delivered again
                 raise
@@ -384,6 +386,7 @@ class Notifier:
             return
         if not await self.turns.first(f"{table_id}:{entry.get('seat')}:{entry.get('version')}"):
             return
+        metrics.turn_notice(entry)
         await self.notices.turn(user_id, table_id, await self._language(user_id), entry.get("deadline"),
                                 entry.get("game", ""))
 

@@ -47,6 +47,8 @@ from aiogram.exceptions import (
 from aiogram.methods import DeleteMessage, EditMessageText, SendMessage, TelegramMethod
 from aiogram.types import InlineKeyboardMarkup, LinkPreviewOptions, Message
 
+from bot import metrics
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -286,9 +288,12 @@ class Sender:
                 result = await self._request(method, chat_id, guard)
             except Withdrawn:
                 self.withdrawn += 1
+                metrics.call(method, "withdrawn")
                 return None
             except TelegramRetryAfter as e:
                 attempt += 1
+                metrics.call(method, "retry_after")
+                metrics.retry_after(e.retry_after)
                 log.warning("429 for chat %s: retry after %ss (attempt %s)", chat_id, e.retry_after, attempt)
                 if attempt > self.retries:
                     self.failed += 1
@@ -300,6 +305,7 @@ class Sender:
                 continue
             except TelegramMigrateToChat as e:
                 # a group became a supergroup: the same request to its new id, once
+                metrics.call(method, "migrated")
                 log.warning("chat %s migrated to %s", chat_id, e.migrate_to_chat_id)
                 if getattr(method, "chat_id", None) != chat_id or attempt > self.retries:
                     self.failed += 1
@@ -311,6 +317,7 @@ class Sender:
                 continue
             except TelegramForbiddenError:
                 self.failed += 1
+                metrics.call(method, "forbidden")
                 if isinstance(chat_id, int) and chat_id > 0:
                     log.info("user %s blocked the bot: marking unreachable", chat_id)
                     try:
@@ -324,7 +331,9 @@ class Sender:
                 return None
             except TelegramBadRequest as e:
                 if "not modified" in e.message:
+                    metrics.call(method, "not_modified")
                     return None
+                metrics.call(method, "bad_request")
                 if "BUTTON" in e.message.upper() and getattr(method, "reply_markup", None) is not None:
                     # a button Telegram refuses (PUBLIC_URL not https, a bad link): the text still goes
                     log.warning("%s in chat %s refused its buttons (%s); sending without them",
@@ -338,6 +347,7 @@ class Sender:
                 return None
             except (TelegramNetworkError, TelegramServerError) as e:
                 attempt += 1
+                metrics.call(method, "network")
                 if attempt > min(self.retries, 3):
                     self.failed += 1
                     log.error("giving up %s to chat %s: %s", method.__api_method__, chat_id, e)
@@ -346,11 +356,13 @@ class Sender:
                 continue
             except Exception:
                 self.failed += 1
+                metrics.call(method, "error")
                 log.exception("unexpected error from %s in chat %s", method.__api_method__, chat_id)
                 if raise_errors:
                     raise
                 return None
             self.sent += 1
+            metrics.call(method, "ok")
             return result
 
     async def send_message(

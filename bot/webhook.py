@@ -110,6 +110,6 @@ class WebhookHandler:
             await self.accept(update, raw)
         except Exception as exc:  # not kept: Telegram delivers it again after a non-2xx answer
             log.error("webhook: update %s could not be kept (%s: %s); answered 503", update.update_id,
-                      type(exc).__name__, exc)
+                      type(exc).__name__, exc, extra={"update": update.update_id})
             return web.json_response({"ok": False, "error": "try again"}, status=503)
         return web.json_response({"ok": True})

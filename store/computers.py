@@ -21,10 +21,12 @@ by the regular player instead: a busy server plays a little weaker, never slower
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import multiprocessing
 import os
+import time
 from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool as BrokenExecutor
 from typing import Any
@@ -32,6 +34,7 @@ from typing import Any
 import engine
 from engine import players
 from engine.players import Decision, Memory
+from store import metrics
 
 log = logging.getLogger("karty.store")
 
@@ -107,6 +110,13 @@ def _expert(view: dict[str, Any], memory: Memory, seed: int) -> Decision | None:
     return players.decide(view, None, level="expert", seed=seed, memory=memory)
 
 
+def _expert_timed(view: dict[str, Any], memory: Memory, seed: int) -> tuple[Decision | None, float]:
+    """In a worker process: :func:`_expert` and the CPU seconds its thread spent on it."""
+    start = time.thread_time()
+    decision = _expert(view, memory, seed)
+    return decision, time.thread_time() - start
+
+
 class Brains:
     """The expert's searches in ``workers`` processes; at most ``2·workers`` at once, FIFO.
 
@@ -130,6 +140,7 @@ class Brains:
 
     async def decide(self, view: dict[str, Any], memory: Memory, level: str, seed: int) -> Decision | None:
         """The decision of a computer at ``level`` for ``view``; the expert's search off the loop."""
+        metrics.DECISIONS.labels(level).inc()
         if level != "expert" or not players.searches(view, level):
             return players.decide(view, None, level=level, seed=seed, memory=memory)
         if self._slots is None:
@@ -140,18 +151,22 @@ class Brains:
             async with asyncio.timeout(self.timeout):
                 await slots.acquire()
                 try:
-                    fut = loop.run_in_executor(self._pool(), _expert, view, memory, seed)
+                    fut = loop.run_in_executor(self._pool(), _expert_timed, view, memory, seed)
                 except BaseException:
                     slots.release()
                     raise
                 fut.add_done_callback(lambda _f: slots.release())  # the slot frees when the search ends
-                return await asyncio.shield(fut)
+                decision, cpu = await asyncio.shield(fut)
+                metrics.SEARCH_CPU.observe(cpu)
+                return decision
         except TimeoutError:
             self.fallbacks += 1
+            metrics.FALLBACKS.labels("timeout").inc()
             log.warning("expert decision for %s took over %.1f s: the regular player moves", view["seat"],
                         self.timeout)
         except Exception as exc:
             self.fallbacks += 1
+            metrics.FALLBACKS.labels("error").inc()
             log.exception("expert decision for %s failed: the regular player moves", view["seat"])
             if isinstance(exc, BrokenExecutor) and self._owned:  # a worker died: a fresh pool next time
                 self._executor = None
@@ -163,8 +178,16 @@ class Brains:
             self._pool().submit(players.searches, {"seat": None}, DEFAULT_LEVEL)
 
     def close(self) -> None:
+        """Stop the worker processes now: a search under way is dropped (its seat is the store's
+        to move again), and the process exits without waiting for a worker still starting up
+        (a spawned worker imports the engine first: seconds on a loaded machine, and the
+        interpreter's exit joined it, delaying a drain past ``DRAIN_SECONDS``)."""
         if self._owned and self._executor is not None:
+            processes = list((getattr(self._executor, "_processes", None) or {}).values())
             self._executor.shutdown(wait=False, cancel_futures=True)
+            for process in processes:
+                with contextlib.suppress(Exception):
+                    process.terminate()
             self._executor = None
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import engine
 from engine.errors import Rejected
+from store import metrics
 from store.common import (
     CALLOUTS,
     COMPUTER_DELAY,
@@ -196,6 +197,8 @@ class Schedule(StoreBase):
                     log.warning("worker: claiming deadline shard %d failed: %s", shard, result)
                 else:
                     claimed += [(_s(t), shard) for t in result]
+        if claimed:
+            metrics.TIMER_CLAIMS.inc(len(claimed))
         done = await asyncio.gather(*(self._work(t, now, token, shard) for t, shard in claimed),
                                     return_exceptions=True)
         for (table_id, _), result in zip(claimed, done, strict=True):
@@ -246,6 +249,8 @@ class Schedule(StoreBase):
             try:
                 await self.apply(table_id, sid, action, expected_version=doc["version"], by=by, now=now,
                                  known=known)
+                metrics.TIMERS_FIRED.labels(by).inc()
+                metrics.TIMER_LATE.observe(max(0.0, self.clock() - due))
                 return 1
             except StoreError as exc:
                 if exc.code != "stale":

@@ -73,6 +73,7 @@ from store.languages import Languages
 from store.limits import Limits
 from store.live import Live
 from store.lobbies import Lobbies
+from store.metrics import Timed
 from store.notices import Notices
 from store.outbox import Outbox
 from store.pipelined import Pipelined
@@ -152,6 +153,7 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         self._bucket = redis.register_script(_lua("bucket.lua"))
         self._sockets = redis.register_script(_lua("sockets.lua"))
         self._compact_log = redis.register_script(_lua("compact.lua"))
+        self._time_scripts()  # each script's calls timed (store.metrics: karty_redis_call_seconds)
         self._followups = Batcher(self._send_followups)
         self._wakes: list[float] = []  # due times soon (epoch s): this process's worker wakes at them
         self._wake: asyncio.Event | None = None  # set by _note_due while the worker sleeps
@@ -160,6 +162,15 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
         self._pending_done: set[tuple[str, int]] = set()
         self._outbox_waits: dict[str, dict[int, Any]] = {}
         self.brains = Brains()  # the expert's searches, off the event loop (store.computers)
+
+    def _time_scripts(self) -> None:
+        """Wrap each script in :class:`store.metrics.Timed` (its name: the ``.lua`` file's)."""
+        for attr, name in (("_commit", "commit"), ("_move", "move"), ("_cas", "cas"), ("_schedule", "schedule"),
+                           ("_claim", "claim"), ("_release", "release"), ("_record", "record"),
+                           ("_bucket", "bucket"), ("_sockets", "sockets"), ("_compact_log", "compact")):
+            script = getattr(self, attr)
+            if script is not None:
+                setattr(self, attr, Timed(name, script))
 
     @classmethod
     def from_url(

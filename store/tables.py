@@ -334,6 +334,8 @@ class Tables(StoreBase):
                     if first:
                         return await self._duplicate(table_id, known, _s(first))
                 raise StoreError("stale", f"table is at version {doc['version']}")
+            if "abandoned" in doc:  # ended by the operator, unrated (store.operate.end_table)
+                raise Rejected("game_over", "the table was ended")
             try:
                 outcome = engine.apply(known.state, seat, action)
             except Rejected:

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 from aiohttp import web
 
 from store.embedded import EmbeddedRedis, redis_answers
+from webapp import drain, logs
 from webapp.app import create_app
 from webapp.settings import WebSettings
 
@@ -37,12 +38,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-async def build(settings: WebSettings, bot_settings: object | None = None) -> web.Application:
+async def build(settings: WebSettings, bot_settings: object | None = None, *,
+                drain_on_sigterm: bool = False) -> web.Application:
     """The application with its store (and embedded Redis, bot) attached; all closed at cleanup.
 
     ``bot_settings``: a ``bot.BotSettings`` (default: read from the environment), used
-    only when ``settings`` has a bot token. Raises ``SystemExit`` when no Redis answers
-    and local play is off.
+    only when ``settings`` has a bot token. ``drain_on_sigterm``: SIGTERM drains the
+    process (:mod:`webapp.drain`; the entry point's, not a test's). Raises ``SystemExit`` when
+    no Redis answers and local play is off.
     """
     from store import Store, StoreSettings
 
@@ -71,6 +74,11 @@ async def build(settings: WebSettings, bot_settings: object | None = None) -> we
             embedded.stop()
 
     app.cleanup_ctx.insert(0, resources)  # first in, last out: closed after the worker and hub
+    if drain_on_sigterm:
+        async def on_sigterm(app: web.Application) -> None:
+            drain.install(app, settings.drain_seconds)
+
+        app.on_startup.append(on_sigterm)
 
     if settings.token:  # aiogram is imported in the background once the app serves (bot.boot)
         from bot.boot import setup_bot_soon
@@ -122,7 +130,6 @@ def main(argv: list[str] | None = None) -> None:
     """Run the server (see the module docstring)."""
     args = parse_args(argv)
     tune_gc()
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     overrides: dict[str, object] = {}
     if args.local:
         overrides["local_play"] = True
@@ -131,6 +138,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.port is not None:
         overrides["port"] = args.port
     settings = WebSettings(**overrides)
+    logs.setup(args.log_level, settings.log_format, repeat_interval=settings.log_repeat_interval)
+    access = settings.access_log if settings.access_log is not None else not settings.local
     if args.local and settings.token:
         log.warning("BOT_TOKEN is set: local sign-in stays off (--local ignored)")
     url = f"http://{settings.host}:{settings.port}/"
@@ -143,7 +152,9 @@ def main(argv: list[str] | None = None) -> None:
             print(text, flush=True)
 
     try:
-        web.run_app(build(settings), host=settings.host, port=settings.port, print=announce)
+        web.run_app(build(settings, drain_on_sigterm=True), host=settings.host, port=settings.port,
+                    print=announce, access_log=logs.access_logger(access),
+                    shutdown_timeout=settings.drain_seconds * drain.DRAIN_SHARE)
     except OSError as e:
         if e.errno != errno.EADDRINUSE:
             raise

@@ -9,6 +9,7 @@ are raised, never answered here: :func:`webapp.errors.error_middleware` maps the
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -19,10 +20,11 @@ import engine
 from engine.ratings import period_keys
 from store.common import ROUND_HOLD
 from store.models import language_of
+from webapp import logs, metrics
 from webapp.auth import Identity
 from webapp.clock import stamp
 from webapp.errors import ApiError, dumps
-from webapp.keys import AUTH, HUB, SETTINGS, STORE
+from webapp.keys import AUTH, DRAIN, HUB, SETTINGS, STORE
 from webapp.moves import apply_move, pay_refusal
 from webapp.privacy import check_chat, check_table
 
@@ -76,7 +78,9 @@ def ok(data: Any, status: int = 200) -> web.Response:
 
 async def identify(request: web.Request) -> Identity:
     """The caller (401 unless ``Authorization: tma <initData>`` checks out); saves the user."""
-    return await request.app[AUTH].request(request)
+    who = await request.app[AUTH].request(request)
+    logs.bind_user(who.id)  # the request's log records name the user (webapp.logs)
+    return who
 
 
 async def read_body(request: web.Request) -> bytes:
@@ -174,7 +178,10 @@ async def config(request: web.Request) -> web.Response:
 
 async def healthz(request: web.Request) -> web.Response:
     """``GET /healthz`` → 200 ``{"ok": true}`` while this process serves and its Redis answers,
-    else 503 ``{"ok": false}``. No auth; for container health checks and the proxy."""
+    else 503 ``{"ok": false}``; 503 ``{"ok": false, "status": "draining"}`` once it drains
+    (SIGTERM, :mod:`webapp.drain`). No auth; for container health checks and the proxy."""
+    if request.app[DRAIN].draining:
+        return web.json_response({"ok": False, "status": "draining"}, status=503)
     try:
         await asyncio.wait_for(request.app[STORE].ping(), 2.0)
     except Exception:
@@ -277,14 +284,21 @@ async def post_action(request: web.Request) -> web.Response:
     engine's reason (``not_your_turn``, ``not_in_hand``, ``illegal``, ``bad_action``,
     ``game_over``), 429 ``too_fast`` (with ``Retry-After`` and ``retry_after``).
     """
-    who = await identify(request)
+    started = time.perf_counter()
+    known = None
     try:
-        body: ActionRequest = await read_model(request, ActionRequest)
-        known = await known_or_404(request)  # the same document the move is applied on
-    except (ApiError, ValidationError):
-        await pay_refusal(request.app, who.id)  # every POST costs a token (429 first when it is empty)
+        who = await identify(request)
+        try:
+            body: ActionRequest = await read_model(request, ActionRequest)
+            known = await known_or_404(request)  # the same document the move is applied on
+        except (ApiError, ValidationError):
+            await pay_refusal(request.app, who.id)  # every POST costs a token (429 first when it is empty)
+            raise
+        result, seat = await apply_move(request.app, who.id, known, body)
+    except Exception as e:
+        metrics.move_done(metrics.game_of(known), "post", metrics.outcome_of(e))
         raise
-    result, seat = await apply_move(request.app, who.id, known, body)
+    metrics.move_done(metrics.game_of(known), "post", "duplicate" if result.duplicate else "committed", started)
     feed = request.app[HUB].feeds.get(known.doc["id"])  # the sockets' view of it, if made here
     view = feed.view(result.version, seat) if feed is not None else None
     return ok(

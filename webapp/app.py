@@ -23,11 +23,11 @@ from typing import Any
 
 from aiohttp import web
 
-from webapp import api, local, openapi, rematch, replays, ws
+from webapp import api, drain, local, logs, metrics, openapi, rematch, replays, ws
 from webapp.admission import Admission, admission_middleware
 from webapp.auth import Authenticator, new_local_key
 from webapp.errors import error_middleware, quiet_malformed_requests
-from webapp.keys import ADMISSION, AUTH, LEASES, LIMITER, LIMITS, SETTINGS, SOCKETS, STORE
+from webapp.keys import ADMISSION, AUTH, DRAIN, LEASES, LIMITER, LIMITS, SETTINGS, SOCKETS, STORE
 from webapp.ratelimit import RequestLimits, SharedBuckets, SocketLeases, limit_middleware
 from webapp.settings import WebSettings
 
@@ -52,7 +52,8 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
                           max_lag=settings.admit_max_lag)
     limits = RequestLimits(settings, store=store)  # before admission: a flood's refused requests take no slot
     app = web.Application(
-        middlewares=[error_middleware, limit_middleware(limits), admission_middleware(admission)],
+        middlewares=[metrics.refusal_middleware, logs.context_middleware, error_middleware, limit_middleware(limits),
+                     admission_middleware(admission)],
         client_max_size=max(APP_MAX_SIZE, settings.client_max_size),
     )
     app[ADMISSION] = admission
@@ -64,13 +65,16 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
     app[LIMITER] = SharedBuckets(store, settings.action_rate, settings.action_burst)
     app[LEASES] = SocketLeases(store, settings.ws_per_user)
     app[SOCKETS] = weakref.WeakSet()
+    app[DRAIN] = drain.Drain()
 
     app.cleanup_ctx.append(ws.hub_ctx)
     app.cleanup_ctx.append(lag_ctx)
+    app.cleanup_ctx.append(metrics.metrics_ctx)
     if settings.run_worker:
         app.cleanup_ctx.append(worker_ctx)
     app.on_shutdown.append(ws.close_sockets)
     app.on_response_prepare.append(security_headers)
+    app.on_response_prepare.append(drain.close_connections)
 
     api.add_routes(app)
     local.add_routes(app)
@@ -78,6 +82,7 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
     replays.add_routes(app)
     ws.add_routes(app)
     openapi.add_routes(app)
+    metrics.add_routes(app)
     app.router.add_get("/", index, name="index")
     app.router.add_get("/static/{path:.+}", static_file, name="static")
     app.router.add_get("/{path:[^/]+(/[^/]+)*}", static_file, name="static_root")

@@ -24,7 +24,7 @@ from aiohttp import web
 
 from store.models import TooFast
 from webapp.errors import ApiError
-from webapp.keys import LIMITER, STORE
+from webapp.keys import DRAIN, LIMITER, STORE
 
 
 def too_fast(wait: float) -> ApiError:
@@ -58,16 +58,17 @@ async def apply_move(app: web.Application, user_id: int, known: Any, body: Any) 
         raise ApiError(403, "not_your_seat", "you may act only for your own seat")
     limiter = app[LIMITER]
     try:  # the token is taken in the move's own round trip (store.apply's limit)
-        result = await app[STORE].apply(
-            known.doc["id"],
-            seat,
-            body.action.as_engine(),
-            client_action_id=body.client_action_id,
-            expected_version=body.version,
-            by="player",
-            known=known,
-            limit=limiter.spec(user_id),
-        )
+        with app[DRAIN].holding():  # a draining process answers it before it stops (webapp.drain)
+            result = await app[STORE].apply(
+                known.doc["id"],
+                seat,
+                body.action.as_engine(),
+                client_action_id=body.client_action_id,
+                expected_version=body.version,
+                by="player",
+                known=known,
+                limit=limiter.spec(user_id),
+            )
     except TooFast as e:
         raise too_fast(e.wait) from None
     return result, seat

@@ -75,6 +75,21 @@ class WebSettings(BaseSettings):
                                         description="event-loop lateness (s) beyond which new requests are "
                                                     "refused; unset: off (a machine of the service's own: 0.5)")
     run_worker: bool = Field(True, alias="RUN_WORKER", description="run store.run_worker in this process")
+    # Operating (issue 26: webapp.metrics, webapp.logs, webapp.drain).
+    metrics_token: SecretStr | None = Field(None, alias="METRICS_TOKEN",
+                                            description="a bearer token that may read GET /metrics from anywhere "
+                                                        "(unset: loopback and TRUSTED_PROXIES only)")
+    log_format: str = Field("text", alias="LOG_FORMAT", pattern="^(text|json)$",
+                            description="text (for people) or json (one object a line, for machines)")
+    access_log: bool | None = Field(None, alias="ACCESS_LOG",
+                                    description="one log line per request (unset: off in local play, else on)")
+    log_repeat_interval: float = Field(60.0, alias="LOG_REPEAT_INTERVAL", gt=0,
+                                       description="seconds a repeated failure is counted instead of logged")
+    drain_seconds: float = Field(10.0, alias="DRAIN_SECONDS", gt=0,
+                                 description="seconds from SIGTERM to exit at most (webapp.drain)")
+    metrics_sample: float = Field(5.0, alias="METRICS_SAMPLE", ge=0,
+                                  description="seconds between reads of the outbox backlog and due timers "
+                                              "for /metrics (0: off)")
 
     @property
     def token(self) -> str | None:

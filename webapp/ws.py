@@ -47,6 +47,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -59,6 +60,7 @@ from engine import Rejected
 from store import UNAVAILABLE, StoreError
 from store.live import Known
 from store.models import seat_dicts
+from webapp import logs, metrics
 from webapp.api import ActionRequest
 from webapp.auth import Identity
 from webapp.clock import stamp_text
@@ -67,6 +69,7 @@ from webapp.keys import (
     ADMISSION,
     ADMISSION_RELEASE,
     AUTH,
+    DRAIN,
     HUB,
     LEASES,
     LIMITS,
@@ -94,6 +97,9 @@ CLOSE_GONE = 4404
 CLOSE_IDLE = 4408
 CLOSE_TOO_MANY = 4429
 CLOSE_TOO_FAST = 4429  # the same code as HTTP's 429; the error message tells too_fast from too_many
+#: The errors closing a socket that count as a refused handshake (karty_ws_refused_total).
+REFUSALS = frozenset({"unauthorized", "auth_expired", "bad_message", "too_many", "too_fast", "not_in_chat",
+                      "unavailable", "draining"})
 
 
 class Client:
@@ -113,6 +119,7 @@ class Client:
         self.user_id = user_id
         self.seat = seat
         self.version = -1  # the newest version queued for this client
+        self.fanout: metrics.FanoutTimer | None = None  # times the newest local commit to its send
         self.queue: asyncio.Queue[tuple[dict[str, Any], str | None]] = asyncio.Queue(maxsize=max(1, queue_size))
 
     def offer(self, msg: dict[str, Any], text: str | None = None) -> None:
@@ -170,6 +177,10 @@ class Client:
                         await self.ws.send_str(out)
                 else:  # nothing unsent and a small frame: the send cannot wait for the client
                     await self.ws.send_str(out)
+                fanout = self.fanout
+                if fanout is not None and msg.get("version") == fanout.version:
+                    self.fanout = None
+                    fanout.sent()
                 if msg.get("error") == "gone":
                     await self.ws.close(code=CLOSE_GONE, message=b"gone")
                     return
@@ -299,13 +310,15 @@ class Feed:
         if known.version <= self.version:
             return
         self.version = known.version
-        if events is None and isinstance(known.rendered, Frames):
-            frames = known.rendered  # this process committed it: the messages are made
-        else:
-            frames = Frames(known, events, by, texts)
+        local = events is None and isinstance(known.rendered, Frames)
+        # this process committed it: the messages are made
+        frames = known.rendered if local else Frames(known, events, by, texts)
         self.frames = frames
-        for client in list(self.clients):
+        clients = list(self.clients)
+        timer = metrics.FanoutTimer(known.version, len(clients)) if local and clients else None
+        for client in clients:
             client.offer(*frames.get(client.seat))
+            client.fanout = timer
 
     def gone(self) -> None:
         """The table expired: every socket is told and closed."""
@@ -391,6 +404,8 @@ def _since(value: Any) -> int | None:
 
 
 async def _fail(ws: web.WebSocketResponse, code: int, error: str, detail: str) -> web.WebSocketResponse:
+    if error in REFUSALS:
+        metrics.WS_REFUSED.labels(error).inc()
     with contextlib.suppress(Exception):
         await ws.send_str(stamp_text(dumps({"type": "error", "error": error, "detail": detail})))
         await ws.close(code=code, message=error.encode())
@@ -446,6 +461,9 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
             since = _since(request.query.get("since"))
         except ValueError as e:
             raise ApiError(400, "bad_request", str(e)) from None
+    if app[DRAIN].draining:  # before the upgrade: the proxy tries the next process (webapp.drain)
+        metrics.WS_REFUSED.labels("draining").inc()
+        raise ApiError(503, "draining", "this server is restarting: connect again", retry_after=0)
     if await store.current(table_id) is None:
         raise ApiError(404, "not_found", "no such table (or it expired)")
     ws = web.WebSocketResponse(
@@ -473,6 +491,7 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
             if app[LIMITS].user(who.id, "GET"):  # signed in by its first frame: the user's reads count it
                 app[LIMITS].refused += 1
                 return await _fail(ws, CLOSE_TOO_FAST, "too_fast", "too many requests, slow down")
+        logs.bind_user(who.id)
         async with app[LEASES].hold(who.id) as admitted:  # the cap counts every process's sockets
             if not admitted:
                 return await _fail(ws, CLOSE_TOO_MANY, "too_many", "too many open connections")
@@ -612,9 +631,12 @@ async def _act(client: Client, request: web.Request, table_id: str, data: dict[s
     are fed before ``store.apply`` returns)."""
     app = request.app
     admission = app[ADMISSION]
+    started = time.perf_counter()
+    known = None
     if not await admission.acquire():
         err = ApiError(503, "overloaded", "the server is busy, try again shortly",
                        retry_after=admission.retry_after)
+        metrics.move_done("unknown", "socket", err.code)
         client.offer(_refused(data, err))
         return
     try:
@@ -630,11 +652,15 @@ async def _act(client: Client, request: web.Request, table_id: str, data: dict[s
             await pay_refusal(app, client.user_id)
             raise
         result, _seat = await apply_move(app, client.user_id, known, body)
+        metrics.move_done(metrics.game_of(known), "socket", "duplicate" if result.duplicate else "committed",
+                          started)
         client.offer({"type": "acted", "ref": ref, "version": result.version, "duplicate": result.duplicate,
                       "deadline": result.deadline})
     except (ApiError, Rejected, StoreError, ValidationError, *UNAVAILABLE) as e:
+        metrics.move_done(metrics.game_of(known), "socket", metrics.outcome_of(e))
         client.offer(_refused(data, as_api_error(e)))
     except Exception:
+        metrics.move_done(metrics.game_of(known), "socket", "internal")
         log.exception("ws %s: a move of user %s failed", table_id, client.user_id)
         client.offer(_refused(data, ApiError(500, "internal", "internal error")))
     finally:

@@ -217,10 +217,11 @@ export class Api {
 
 /**
  * The table's live feed: authenticates, hands every {type:"state"} to onState,
- * pings every 20 s, reconnects with backoff after a close (a server restart) and
- * resyncs from the last version seen.
+ * pings every 20 s, reconnects with backoff after a close (a server gone) or at once after
+ * a 1012 (a server draining for a restart), and resyncs from the last version seen.
  */
 let shared = null;
+const SERVICE_RESTART = 1012; // the close code of a draining server: reconnect at once, no backoff
 function sharedApi(initData) {
   if (!shared) shared = new Api(initData);
   shared.initData = initData || shared.initData;
@@ -333,14 +334,16 @@ export class TableSocket {
         this.onStatus("error", msg);
       }
     });
-    ws.addEventListener("close", () => {
+    ws.addEventListener("close", (ev) => {
       clearInterval(this.pingTimer);
       if (this.ws === ws) {
         this.ws = null;
         this.dropPending(); // their moves go again by POST (same ids: applied once)
       }
       if (this.closed) return; // closed on purpose (left the table): no "reconnecting" banner
-      if (this.connected) this.onStatus("closed");
+      // 1012 (service restart): the server drains (webapp/drain.py); another one takes us at once
+      const restart = ev.code === SERVICE_RESTART;
+      if (this.connected && !restart) this.onStatus("closed");
       this.connected = false;
       if (this.authFailed) {
         this.authFailed = false;
@@ -352,6 +355,11 @@ export class TableSocket {
             this.close(); // signed out for good: the app shows why, nothing retries
           }
         });
+        return;
+      }
+      if (restart) {
+        this.attempt = 0;
+        this.open();
         return;
       }
       this.scheduleRetry();
