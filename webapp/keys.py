@@ -10,6 +10,7 @@ from aiohttp import web
 
 if TYPE_CHECKING:
     from webapp.admission import Admission
+    from webapp.assets import Assets
     from webapp.auth import Authenticator, Identity
     from webapp.presence import Presence
     from webapp.ratelimit import RequestLimits, SharedBuckets, SocketLeases
@@ -26,6 +27,7 @@ HUB: web.AppKey[Hub] = web.AppKey("karty.hub")
 SOCKETS: web.AppKey[weakref.WeakSet[web.WebSocketResponse]] = web.AppKey("karty.sockets")
 PRESENCE: web.AppKey[Presence] = web.AppKey("karty.presence")
 ADMISSION: web.AppKey[Admission] = web.AppKey("karty.admission")
+ASSETS: web.AppKey[Assets] = web.AppKey("karty.assets")  # webapp/static, versioned and compressed
 #: Set on a request by the admission middleware: call it to give the request's slot back early.
 ADMISSION_RELEASE: web.RequestKey[Callable[[], None]] = web.RequestKey("karty.admission_release")
 #: Set on a request by the limit middleware when it carries an ``Authorization`` header: the
