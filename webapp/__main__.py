@@ -15,6 +15,7 @@ import argparse
 import errno
 import gc
 import logging
+import os
 import sys
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit, urlunsplit
@@ -33,7 +34,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--local", action="store_true", help="local play: local sign-in, computer opponents")
     parser.add_argument("--host", help="listen address (HOST, default 127.0.0.1)")
     parser.add_argument("--port", type=int, help="listen port (PORT, default 8080)")
-    parser.add_argument("--log-level", default="INFO")
+    parser.add_argument("--log-level", default=os.environ.get("LOG_LEVEL") or "INFO",
+                        help="LOG_LEVEL, default INFO")
     return parser.parse_args(argv)
 
 
@@ -118,6 +120,19 @@ def _safe(url: str) -> str:
     return url
 
 
+def access_log_on(local: bool, environ: dict[str, str] | os._Environ = os.environ) -> bool:
+    """Whether aiohttp logs one line per request: ``ACCESS_LOG`` (1/true/on, 0/false/off) when
+    set, else on for the service and off in local play. Raises ``SystemExit`` on another value."""
+    value = (environ.get("ACCESS_LOG") or "").strip().lower()
+    if not value:
+        return not local
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise SystemExit(f"error: ACCESS_LOG={value!r}: use 1 or 0")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the server (see the module docstring)."""
     args = parse_args(argv)
@@ -143,7 +158,12 @@ def main(argv: list[str] | None = None) -> None:
             print(text, flush=True)
 
     try:
-        web.run_app(build(settings), host=settings.host, port=settings.port, print=announce)
+        access: dict[str, None] = {}
+        if not access_log_on(settings.local):
+            access["access_log"] = None
+        elif os.environ.get("ACCESS_LOG"):  # asked for: its lines (INFO) whatever LOG_LEVEL says
+            logging.getLogger("aiohttp.access").setLevel(logging.INFO)
+        web.run_app(build(settings), host=settings.host, port=settings.port, print=announce, **access)
     except OSError as e:
         if e.errno != errno.EADDRINUSE:
             raise
