@@ -1,0 +1,296 @@
+"""``make audit``: Lighthouse (mobile) and axe-core on the Mini App as a phone meets it (issue 25).
+
+Starts ``python -m webapp --local`` on a free loopback port (its store an embedded fakeredis
+of its own: nothing is written to a shared Redis), signs in locally and makes a Prší table
+with two computers, then:
+
+* **Lighthouse** (scripts/audit/node_modules, pinned in package-lock.json) with its mobile
+  defaults (a Moto G Power screen, simulated slow 4G: 150 ms RTT, 1.6 Mbit/s, 4x CPU
+  slowdown) on the home page (the local sign-in) and the live table, opened as Telegram opens
+  it (``?table=<id>#tgWebAppData=<initData>``; ``notg`` keeps out telegram-web-app.js, which a
+  machine without internet cannot fetch). Each page ``--runs`` times in Debian's chromium;
+  the median run by performance score is reported.
+  With nginx installed, both pages are measured a second time through deploy/nginx.conf itself
+  (TLS with a throwaway self-signed certificate, HTTP/2), as phones reach a deployed Karty:
+  aiohttp speaks HTTP/1.1 only, where Chromium (and Lighthouse's simulation) fetch at most six
+  files at a time per origin; through nginx's HTTP/2 the page's modules come at once.
+* **axe-core** on the main screens (tests/axe_support.py) in cs, ru and en.
+
+Targets (exit status 1 when one is missed): performance >= 0.95, first contentful paint <=
+1.5 s, largest contentful paint <= 2.0 s, accessibility >= 0.98 on both pages; axe: no
+serious or critical violation. Figures in test-output/audit/summary.json (and each run's
+Lighthouse report beside it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import quote
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from axe_support import LOCALES, axe_version, blocking, describe, main_screens, run_axe  # noqa: E402
+
+AUDIT = ROOT / "scripts" / "audit"
+LIGHTHOUSE = AUDIT / "node_modules" / ".bin" / "lighthouse"
+CHROMIUM = os.environ.get("CHROME_PATH", "/usr/bin/chromium")
+CHROME_FLAGS = ("--headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+                "--disable-background-networking --disable-component-update --disable-sync")
+TARGETS = {"performance": 0.95, "accessibility": 0.98, "fcp_ms": 1500, "lcp_ms": 2000}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def post(url: str, body: dict, init_data: str | None = None) -> dict:
+    headers = {"Content-Type": "application/json"}
+    if init_data:
+        headers["Authorization"] = f"tma {init_data}"
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
+
+
+class Server:
+    """``python -m webapp --local`` on a free port; stopped by its pid."""
+
+    def __init__(self, log_path: Path, app: Path = ROOT) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        env = {k: v for k, v in os.environ.items() if k != "BOT_TOKEN"}
+        # a port nothing listens on: the app starts an embedded fakeredis of its own
+        env.update(REDIS_URL=f"redis://127.0.0.1:{free_port()}/0", LOCAL_PLAY="1")
+        self.log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen([sys.executable, "-m", "webapp", "--local", "--host", "127.0.0.1",
+                                      "--port", str(self.port), "--log-level", "WARNING"],
+                                     cwd=app, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise SystemExit(f"the webapp exited with {self.proc.returncode}; see {log_path}")
+            try:
+                with urllib.request.urlopen(self.url + "api/config", timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise SystemExit(f"the webapp did not answer on {self.url}; see {log_path}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self.log.close()
+
+
+NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+
+
+class Nginx:
+    """deploy/nginx.conf in an nginx of its own (a temporary prefix), every upstream pointed at
+    ``backend_port``, TLS with a self-signed certificate made now, on a free loopback port."""
+
+    def __init__(self, tmp: Path, backend_port: int) -> None:
+        tmp.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.url = f"https://127.0.0.1:{self.port}/"
+        cert, key = tmp / "cert.pem", tmp / "key.pem"
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                        "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+        text = (ROOT / "deploy" / "nginx.conf").read_text(encoding="utf-8")
+        text = re.sub(r"127\.0\.0\.1:808\d", f"127.0.0.1:{backend_port}", text)
+        text = re.sub(r"listen 443 ssl http2;.*", f"listen 127.0.0.1:{self.port} ssl http2;", text)
+        text = re.sub(r"listen \[::\]:\d+.*", "", text)
+        text = re.sub(r"listen 80;", f"listen 127.0.0.1:{free_port()};", text)
+        text = re.sub(r"ssl_certificate\s.*", f"ssl_certificate {cert};", text)
+        text = re.sub(r"ssl_certificate_key\s.*", f"ssl_certificate_key {key};", text)
+        (tmp / "karty.conf").write_text(text, encoding="utf-8")
+        main = tmp / "nginx.conf"
+        main.write_text(f"""daemon off;
+pid {tmp}/nginx.pid;
+error_log {tmp}/error.log;
+events {{}}
+http {{
+  access_log off;
+  client_body_temp_path {tmp}/body;
+  proxy_temp_path {tmp}/proxy;
+  include {tmp}/karty.conf;
+}}
+""", encoding="utf-8")
+        self.proc = subprocess.Popen([NGINX, "-p", str(tmp), "-c", str(main)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.1)
+        self.stop()
+        raise SystemExit(f"nginx did not listen; see {tmp / 'error.log'}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGQUIT)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+
+
+def lighthouse_version() -> str:
+    pkg = AUDIT / "node_modules" / "lighthouse" / "package.json"
+    return json.loads(pkg.read_text(encoding="utf-8"))["version"]
+
+
+def lighthouse(url: str, out: Path) -> dict:
+    """One Lighthouse run (mobile defaults, simulated throttling) on ``url``: its figures."""
+    flags = CHROME_FLAGS + (" --ignore-certificate-errors" if url.startswith("https:") else "")
+    cmd = [str(LIGHTHOUSE), url, "--quiet", "--output=json", f"--output-path={out}",
+           "--only-categories=performance,accessibility", f"--chrome-flags={flags}",
+           "--max-wait-for-load=60000"]
+    env = dict(os.environ, CHROME_PATH=CHROMIUM)
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0 or not out.exists():
+        raise SystemExit(f"lighthouse failed on {url}:\n{done.stderr[-3000:]}")
+    report = json.loads(out.read_text(encoding="utf-8"))
+    audits = report["audits"]
+    chains = audits.get("critical-request-chains", {}).get("details", {}).get("chains", {})
+
+    def depth(node: dict) -> int:
+        kids = node.get("children", {})
+        return 1 + max((depth(k) for k in kids.values()), default=0)
+
+    items = audits["network-requests"]["details"]["items"]
+    failed_a11y = [a for a in report["categories"]["accessibility"]["auditRefs"]
+                   if audits[a["id"]].get("score") is not None and audits[a["id"]]["score"] < 1 and a["weight"] > 0]
+    return {
+        "performance": report["categories"]["performance"]["score"],
+        "accessibility": report["categories"]["accessibility"]["score"],
+        "fcp_ms": round(audits["first-contentful-paint"]["numericValue"]),
+        "lcp_ms": round(audits["largest-contentful-paint"]["numericValue"]),
+        "tbt_ms": round(audits["total-blocking-time"]["numericValue"]),
+        "cls": round(audits["cumulative-layout-shift"]["numericValue"], 3),
+        "speed_index_ms": round(audits["speed-index"]["numericValue"]),
+        "requests": len(items),
+        "transfer_kib": round(sum(i.get("transferSize", 0) for i in items) / 1024, 1),
+        "resource_kib": round(sum(i.get("resourceSize", 0) for i in items) / 1024, 1),
+        "critical_chain_depth": max((depth(c) for c in chains.values()), default=0),
+        "render_blocking": [i.get("url") for i in audits.get("render-blocking-resources", {})
+                            .get("details", {}).get("items", [])],
+        "accessibility_failed": [a["id"] for a in failed_a11y],
+    }
+
+
+async def axe_all(base: str) -> dict:
+    from browser_support import chromium
+
+    found: dict[str, dict] = {}
+    async with chromium() as browser:
+        for lang in LOCALES:
+            async for screen, page in main_screens(browser, base, lang, name=f"Audit {lang}"):
+                violations = await run_axe(page)
+                found[f"{lang} {screen}"] = {
+                    "violations": [{"id": v["id"], "impact": v["impact"], "nodes": len(v["nodes"])} for v in violations],
+                    "blocking": describe(blocking(violations)),
+                }
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="scripts/audit.py", description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=3, help="Lighthouse runs per page (the median is kept)")
+    parser.add_argument("--out", type=Path, default=ROOT / "test-output" / "audit")
+    parser.add_argument("--no-lighthouse", action="store_true")
+    parser.add_argument("--no-axe", action="store_true")
+    parser.add_argument("--no-nginx", action="store_true", help="only the local server, not also through nginx")
+    parser.add_argument("--app", type=Path, default=ROOT,
+                        help="serve the webapp of this tree instead (e.g. an older commit's, for a before/after)")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    with open("/proc/loadavg", encoding="ascii") as f:
+        load = f.read().split()[:3]
+    summary: dict = {"load_before": load, "chromium": subprocess.run([CHROMIUM, "--version"], capture_output=True,
+                                                                    text=True).stdout.strip()}
+    server = Server(args.out / "webapp.log", args.app)
+    proxy: Nginx | None = None
+    missed: list[str] = []
+    try:
+        init_data = post(server.url + "api/local/login", {"name": "Audit", "language": "en"})["init_data"]
+        table = post(server.url + "api/local/tables", {"game": "prsi", "players": 3}, init_data)["table"]["id"]
+        fragment = f"#tgWebAppData={quote(init_data, safe='')}"
+        pages = {"home": server.url, "table": f"{server.url}?notg&table={table}{fragment}"}
+        if NGINX and not args.no_nginx and not args.no_lighthouse:
+            proxy = Nginx(args.out / "nginx", server.port)
+            pages["home via nginx"] = proxy.url
+            pages["table via nginx"] = f"{proxy.url}?notg&table={table}{fragment}"
+        if not args.no_lighthouse:
+            summary["lighthouse"] = lighthouse_version()
+            summary["pages"] = {}
+            for name, url in pages.items():
+                slug = name.replace(" ", "-")
+                runs = [lighthouse(url, args.out / f"lighthouse-{slug}-{i}.json") for i in range(args.runs)]
+                runs.sort(key=lambda r: r["performance"])
+                median = runs[len(runs) // 2]
+                median["runs_performance"] = [r["performance"] for r in runs]
+                median["runs_fcp_ms"] = sorted(r["fcp_ms"] for r in runs)
+                median["runs_lcp_ms"] = sorted(r["lcp_ms"] for r in runs)
+                median["median_lcp_ms"] = statistics.median(r["lcp_ms"] for r in runs)
+                summary["pages"][name] = median
+                print(f"lighthouse {name}: performance {median['performance']:.2f} (runs {median['runs_performance']}), "
+                      f"FCP {median['fcp_ms']} ms, LCP {median['lcp_ms']} ms, TBT {median['tbt_ms']} ms, "
+                      f"accessibility {median['accessibility']:.2f}, {median['requests']} requests, "
+                      f"{median['transfer_kib']} KiB transferred ({median['resource_kib']} KiB uncompressed), "
+                      f"critical chain depth {median['critical_chain_depth']}", flush=True)
+                for key in ("performance", "accessibility"):
+                    if median[key] < TARGETS[key]:
+                        missed.append(f"{name}: {key} {median[key]} < {TARGETS[key]} ({median['accessibility_failed']})")
+                for key in ("fcp_ms", "lcp_ms"):
+                    if median[key] > TARGETS[key]:
+                        missed.append(f"{name}: {key} {median[key]} > {TARGETS[key]}")
+        if not args.no_axe:
+            summary["axe"] = axe_version()
+            summary["axe_screens"] = asyncio.run(axe_all(server.url))
+            for screen, found in summary["axe_screens"].items():
+                counts = ", ".join(f"{v['impact']} {v['id']} x{v['nodes']}" for v in found["violations"]) or "none"
+                print(f"axe {screen}: {counts}", flush=True)
+                if found["blocking"]:
+                    missed.append(f"axe {screen}:\n{found['blocking']}")
+    finally:
+        if proxy is not None:
+            proxy.stop()
+        server.stop()
+    with open("/proc/loadavg", encoding="ascii") as f:
+        summary["load_after"] = f.read().split()[:3]
+    summary["missed"] = missed
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+    print(f"Lighthouse {summary.get('lighthouse')}, axe-core {summary.get('axe')}, {summary['chromium']}; "
+          f"load {' '.join(load)} -> {' '.join(summary['load_after'])}; figures in {args.out / 'summary.json'}")
+    for line in missed:
+        print("MISSED", line)
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
