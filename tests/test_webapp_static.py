@@ -160,3 +160,25 @@ def test_versions_change_with_a_file_and_with_what_it_imports(tmp_path: Path) ->
 async def test_only_the_folders_own_files_are_served(web_client, bad) -> None:
     client = await web_client()
     assert (await client.get(bad)).status == 404
+
+
+COMPOSITED = {"opacity", "transform"}  # what the compositor animates without a repaint per frame
+
+
+def test_endless_animations_change_only_composited_properties() -> None:
+    """An animation that runs the whole turn (the stock's pulse, «ОДНА КАРТА!»'s glow, the
+    spinner) may change only opacity and transform: a box-shadow or filter pulse repainted
+    every frame and kept a phone's main thread busy (Lighthouse: seconds of blocking time)."""
+    css = (STATIC_DIR / "style.css").read_text(encoding="utf-8")
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    keyframes = {}
+    for m in re.finditer(r"@keyframes\s+([\w-]+)\s*\{((?:[^{}]*\{[^{}]*\})*)\s*\}", css):
+        props = set(re.findall(r"([\w-]+)\s*:", re.sub(r"^[^{]*\{|\}[^{]*\{", ";", m[2])))
+        keyframes[m[1]] = props
+    endless = set()
+    for decl in re.findall(r"animation(?:-name)?\s*:\s*([^;}]+)", css):
+        if "infinite" in decl:
+            endless |= {w for w in re.findall(r"[\w-]+", decl) if w in keyframes}
+    assert {"pulse", "ready-pulse", "spin"} <= endless
+    wrong = {name: keyframes[name] - COMPOSITED for name in endless if keyframes[name] - COMPOSITED}
+    assert not wrong, wrong
