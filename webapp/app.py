@@ -137,7 +137,12 @@ async def security_headers(request: web.Request, response: web.StreamResponse) -
 
 
 async def index(request: web.Request) -> web.StreamResponse:
-    """``GET /`` (also ``/?table=<id>``): the Mini App's ``index.html`` (``no-cache``, ETag)."""
+    """``GET /`` (also ``/?table=<id>``): the Mini App's ``index.html`` (``no-cache``, ETag).
+
+    In local play the files are read again first when one changed on disk (someone is editing
+    them): a reload shows the edit, at its new versions."""
+    if request.app[SETTINGS].local and request.app[ASSETS].changed():
+        request.app[ASSETS].reload()
     asset = request.app[ASSETS].get("index.html")
     if asset is None:
         raise web.HTTPNotFound(text="the front end is not built in webapp/static")

@@ -21,6 +21,10 @@ public, max-age=31536000, immutable``; no ``v`` or another one (a page of an old
 ``no-cache``, so a deploy is seen at the next open. Compressed bodies go to clients whose
 ``Accept-Encoding`` takes them (``Vary: Accept-Encoding``; one ETag per encoding). CSS is
 not rewritten (it names no files today); a file it would name is served ``no-cache``.
+
+The folder is read once, when the app is built; in local play (``make run``, where the files
+are being edited) :func:`webapp.app.index` reads it again (:meth:`Assets.reload`) when a file has changed since, so a
+reload shows the edit.
 """
 
 from __future__ import annotations
@@ -152,6 +156,8 @@ class Assets:
 
     def __init__(self, root: Path, *, extra_preloads: tuple[str, ...] = ()) -> None:
         self.root = root
+        self.extra_preloads = extra_preloads
+        self.stamp = self._stamp()
         raw: dict[str, bytes] = {}
         if root.is_dir():
             for path in sorted(root.rglob("*")):
@@ -176,6 +182,21 @@ class Assets:
             elif rel == "index.html":
                 data = self._rewrite_index(data.decode("utf-8"), extra_preloads).encode("utf-8")
             self.assets[rel] = self._asset(rel, suffix, data)
+
+    def _stamp(self) -> tuple:
+        """What the folder holds now: (path, size, mtime) of every file (for :meth:`changed`)."""
+        if not self.root.is_dir():
+            return ()
+        return tuple((p.as_posix(), st.st_size, st.st_mtime_ns) for p in sorted(self.root.rglob("*"))
+                     if p.is_file() and (st := p.stat()))
+
+    def changed(self) -> bool:
+        """Whether a file of the folder was added, removed or changed since this was built."""
+        return self._stamp() != self.stamp
+
+    def reload(self) -> None:
+        """Read the folder again, in place (unchanged files reuse their compressed bodies)."""
+        self.__init__(self.root, extra_preloads=self.extra_preloads)
 
     # ------------------------------------------------------------------ building
 
