@@ -62,7 +62,7 @@ AUDIT_DIR  := scripts/audit
 AUDIT_NODE := $(AUDIT_DIR)/node_modules
 AUDIT_ARGS ?=
 audit: system-deps install $(AUDIT_NODE)/.installed-all
-	$(PY) scripts/audit.py $(AUDIT_ARGS)
+	$(PY) scripts/audit.py --calibrate $(AUDIT_ARGS)
 
 $(AUDIT_NODE)/.installed-all: $(AUDIT_DIR)/package-lock.json
 	@command -v npm >/dev/null 2>&1 || { echo "error: make audit needs Node.js and npm (apt-get install nodejs npm)" >&2; exit 1; }
