@@ -229,6 +229,7 @@ def lighthouse(url: str, out: Path, calibrate: bool = False) -> dict:
         artifacts.write_text(json.dumps(data), encoding="utf-8")
         redo = subprocess.run([str(LIGHTHOUSE), url, "--quiet", "--output=json", f"--output-path={again}",
                                "--only-categories=performance,accessibility", f"-A={saved}",
+                               "--max-wait-for-load=60000", f"--chrome-flags={flags}",
                                f"--throttling.cpuSlowdownMultiplier={slowdown}"],
                               env=env, capture_output=True, text=True, timeout=600)
         if redo.returncode != 0 or not again.exists():
