@@ -58,6 +58,9 @@ mutate: system-deps install redis
 # loopback port, in Debian's chromium (scripts/audit.py; figures in test-output/audit/). Both
 # tools come from the npm registry at the versions scripts/audit/package-lock.json pins, into
 # scripts/audit/node_modules (git ignores it). Fails when a target of issue 25 is missed.
+# --calibrate: each run also audited with the CPU slowdown this machine's measured speed calls
+# for (a busy 2-core machine is already slower than Lighthouse's emulated phone); see the script.
+# AUDIT_ARGS='--compare DIR' measures another tree's webapp (e.g. `git archive` of a commit) beside.
 AUDIT_DIR  := scripts/audit
 AUDIT_NODE := $(AUDIT_DIR)/node_modules
 AUDIT_ARGS ?=
