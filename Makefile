@@ -79,7 +79,8 @@ node-axe:
 	@if [ -f $(AUDIT_NODE)/.installed-axe ] && [ $(AUDIT_NODE)/.installed-axe -nt $(AUDIT_DIR)/package-lock.json ]; then :; \
 	elif command -v npm >/dev/null 2>&1; then \
 	  echo "==> Installing axe-core (npm ci --omit=dev in $(AUDIT_DIR))"; \
-	  npm ci --prefix $(AUDIT_DIR) --omit=dev --no-audit --no-fund && touch $(AUDIT_NODE)/.installed-axe; \
+	  { npm ci --prefix $(AUDIT_DIR) --omit=dev --no-audit --no-fund && touch $(AUDIT_NODE)/.installed-axe; } || \
+	    echo "warning: npm ci failed: the axe-core check (tests/test_browser_axe.py) is skipped" >&2; \
 	else echo "warning: npm not found: the axe-core check (tests/test_browser_axe.py) is skipped" >&2; fi
 
 bench: install
