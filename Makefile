@@ -10,13 +10,13 @@ PIP    := $(PY) -m pip install --disable-pip-version-check --progress-bar on
 RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test test-cluster soak bench mutate lint system-deps install install-run redis clean
+.PHONY: run test test-cluster soak bench mutate lint system-deps install install-run redis clean audit node-axe
 
 run: install-run
 	@echo "==> Starting Karty for local play (Ctrl+C stops it)"
 	$(PY) -m webapp --local
 
-test: system-deps install redis
+test: system-deps install redis node-axe
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
@@ -52,6 +52,36 @@ mutate: system-deps install redis
 	nice -n 15 $(PY) scripts/mutate.py --jobs 2 --max $(MUTATE_MAX) store/schedule.py store/computers.py \
 		store/tables.py store/lobbies.py store/limits.py store/ratings.py store/outbox.py store/rematch.py \
 		store/replays.py $(MUTATE_ARGS)
+
+# Lighthouse (mobile: simulated slow 4G, 4x CPU) on the home page and a live table, and
+# axe-core on the main screens in cs, ru and en, against `python -m webapp --local` on a free
+# loopback port, in Debian's chromium (scripts/audit.py; figures in test-output/audit/). Both
+# tools come from the npm registry at the versions scripts/audit/package-lock.json pins, into
+# scripts/audit/node_modules (git ignores it). Fails when a target of issue 25 is missed.
+# --calibrate: each run also audited with the CPU slowdown this machine's measured speed calls
+# for (a busy 2-core machine is already slower than Lighthouse's emulated phone); see the script.
+# AUDIT_ARGS='--compare DIR' measures another tree's webapp (e.g. `git archive` of a commit) beside.
+AUDIT_DIR  := scripts/audit
+AUDIT_NODE := $(AUDIT_DIR)/node_modules
+AUDIT_ARGS ?=
+audit: system-deps install $(AUDIT_NODE)/.installed-all
+	$(PY) scripts/audit.py --calibrate $(AUDIT_ARGS)
+
+$(AUDIT_NODE)/.installed-all: $(AUDIT_DIR)/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "error: make audit needs Node.js and npm (apt-get install nodejs npm)" >&2; exit 1; }
+	@echo "==> Installing Lighthouse and axe-core (npm ci in $(AUDIT_DIR))"
+	PUPPETEER_SKIP_DOWNLOAD=1 npm ci --prefix $(AUDIT_DIR) --no-audit --no-fund
+	@touch $@ $(AUDIT_NODE)/.installed-axe
+
+# make test's accessibility check (tests/test_browser_axe.py) needs axe-core only: without npm
+# it is skipped, with a warning here. A full install (make audit) has it too.
+node-axe:
+	@if [ -f $(AUDIT_NODE)/.installed-axe ] && [ $(AUDIT_NODE)/.installed-axe -nt $(AUDIT_DIR)/package-lock.json ]; then :; \
+	elif command -v npm >/dev/null 2>&1; then \
+	  echo "==> Installing axe-core (npm ci --omit=dev in $(AUDIT_DIR))"; \
+	  { npm ci --prefix $(AUDIT_DIR) --omit=dev --no-audit --no-fund && touch $(AUDIT_NODE)/.installed-axe; } || \
+	    echo "warning: npm ci failed: the axe-core check (tests/test_browser_axe.py) is skipped" >&2; \
+	else echo "warning: npm not found: the axe-core check (tests/test_browser_axe.py) is skipped" >&2; fi
 
 bench: install
 	$(PY) -m pip install -q -e '.[bench]'
@@ -89,4 +119,4 @@ redis:
 	@scripts/ensure-redis.sh
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache test-output
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache test-output $(AUDIT_NODE)

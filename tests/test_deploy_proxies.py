@@ -1,5 +1,5 @@
 """deploy/nginx.conf and deploy/Caddyfile route a table's sockets and moves to one process,
-chosen by the table's id.
+chosen by the table's id, and serve the Mini App compressed with the service's cache headers.
 
 The shipped files themselves, run by the real nginx and Caddy (each skipped where it is not
 installed: Karty does not need them, only this check of its deployment files): their
@@ -10,6 +10,7 @@ they are, TLS taken out (no certificate here), the proxy started by process id a
 from __future__ import annotations
 
 import asyncio
+import gzip
 import re
 import shutil
 import signal
@@ -46,6 +47,31 @@ async def backend(index: int) -> tuple[web.AppRunner, int]:
     app = web.Application()
     app.router.add_get("/ws/tables/{id}", ws)
     app.router.add_route("*", "/{tail:.*}", who)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    return runner, port
+
+
+async def asset_backend(assets) -> tuple[web.AppRunner, int]:
+    """The service's own static serving (a ``webapp.assets.Assets``) and a plain JSON API answer."""
+
+    async def static(request: web.Request) -> web.StreamResponse:
+        asset = assets.get(request.match_info.get("path") or "index.html")
+        if asset is None:
+            raise web.HTTPNotFound()
+        return assets.response(request, asset)
+
+    async def api(request: web.Request) -> web.Response:
+        return web.json_response({"rows": [{"name": f"player {i}", "points": i} for i in range(200)]},
+                                 headers={"Cache-Control": "no-store"})
+
+    app = web.Application()
+    app.router.add_get("/api/config", api)
+    app.router.add_get("/api/leaderboard", api)
+    app.router.add_get("/", static)
+    app.router.add_get("/{path:.+}", static)
     runner = web.AppRunner(app)
     await runner.setup()
     port = free_port()
@@ -95,25 +121,87 @@ PROXIES = {
 }
 
 
+def start_proxy(proxy, tmp_path: Path, ports: list[int], listen: int) -> subprocess.Popen:
+    command = proxy(tmp_path, ports, listen)
+    env = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path),
+           "PATH": "/usr/bin:/bin:/usr/sbin:/sbin"}
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+
+
+def stop_proxy(proxy, proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGQUIT if proxy is nginx else signal.SIGINT)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+async def until_up(http: aiohttp.ClientSession, base: str) -> None:
+    for _ in range(400):  # until the proxy listens and has found its upstreams healthy
+        try:
+            async with http.get(f"{base}/api/config") as r:
+                if r.status == 200:
+                    return
+        except aiohttp.ClientConnectionError:
+            pass
+        await asyncio.sleep(0.05)
+
+
+@pytest.mark.parametrize("proxy", list(PROXIES.values()), ids=list(PROXIES))
+async def test_the_mini_app_is_served_compressed_with_the_services_cache_headers(proxy, tmp_path) -> None:
+    """Through the proxy: the service's precompressed br/gzip bodies and cache headers pass
+    untouched (a year immutable at ?v=, index.html no-cache and 304 on its ETag), and the
+    JSON the service sends plain is compressed by the proxy."""
+    import brotli
+
+    from webapp.app import STATIC_DIR
+    from webapp.assets import Assets
+
+    assets = Assets(STATIC_DIR)
+    started = [await asset_backend(assets) for _ in range(4)]
+    listen = free_port()
+    proc = start_proxy(proxy, tmp_path, [port for _, port in started], listen)
+    base = f"http://127.0.0.1:{listen}"
+    try:
+        async with aiohttp.ClientSession(headers={"Host": "karty.example.com"}, auto_decompress=False) as http:
+            await until_up(http, base)
+            plain = assets.get("main.js").bodies[""]
+            url = f"{base}/main.js?v={assets.versions['main.js']}"
+            for accept, coding, decode in (("gzip, br", "br", brotli.decompress), ("gzip", "gzip", gzip.decompress)):
+                async with http.get(url, headers={"Accept-Encoding": accept}) as r:
+                    assert r.status == 200
+                    assert r.headers["Content-Encoding"] == coding
+                    assert r.headers["Cache-Control"] == "public, max-age=31536000, immutable"
+                    assert "Accept-Encoding" in r.headers.get("Vary", "")
+                    body = await r.read()
+                    assert body == assets.get("main.js").bodies[coding]  # the service's own, not recompressed
+                    assert decode(body) == plain
+            async with http.get(f"{base}/", headers={"Accept-Encoding": "gzip"}) as r:
+                assert r.status == 200 and r.headers["Cache-Control"] == "no-cache"
+                assert r.headers["Content-Encoding"] == "gzip"
+                etag = r.headers["ETag"]
+            async with http.get(f"{base}/", headers={"Accept-Encoding": "gzip", "If-None-Match": etag}) as r:
+                assert r.status == 304
+            async with http.get(f"{base}/api/leaderboard", headers={"Accept-Encoding": "gzip"}) as r:
+                assert r.status == 200 and r.headers.get("Content-Encoding") in ("gzip", "zstd")
+                assert r.headers["Cache-Control"] == "no-store"
+                assert b"player 199" in gzip.decompress(await r.read())
+    finally:
+        stop_proxy(proxy, proc)
+        for runner, _ in started:
+            await runner.cleanup()
+
+
 @pytest.mark.parametrize("proxy", list(PROXIES.values()), ids=list(PROXIES))
 async def test_a_tables_sockets_and_moves_reach_one_process_chosen_by_its_id(proxy, tmp_path) -> None:
     started = [await backend(i) for i in range(4)]
     listen = free_port()
-    command = proxy(tmp_path, [port for _, port in started], listen)
-    env = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path),
-           "PATH": "/usr/bin:/bin:/usr/sbin:/sbin"}
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    proc = start_proxy(proxy, tmp_path, [port for _, port in started], listen)
     base = f"http://127.0.0.1:{listen}"
     try:
         async with aiohttp.ClientSession(headers={"Host": "karty.example.com"}) as http:
-            for _ in range(400):  # until the proxy listens and has found its upstreams healthy
-                try:
-                    async with http.get(f"{base}/api/config") as r:
-                        if r.status == 200:
-                            break
-                except aiohttp.ClientConnectionError:
-                    pass
-                await asyncio.sleep(0.05)
+            await until_up(http, base)
             chosen: dict[str, int] = {}
             for n in range(24):
                 table = f"T{n}x-{n * 7919}"
@@ -129,11 +217,6 @@ async def test_a_tables_sockets_and_moves_reach_one_process_chosen_by_its_id(pro
                 chosen[table] = seen.pop()
             assert len(set(chosen.values())) >= 3  # and the tables spread over the processes
     finally:
-        proc.send_signal(signal.SIGQUIT if proxy is nginx else signal.SIGINT)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_proxy(proxy, proc)
         for runner, _ in started:
             await runner.cleanup()

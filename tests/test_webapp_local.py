@@ -178,3 +178,45 @@ async def test_local_table_computer_levels(aiohttp_client):
         None, "expert", "beginner", "beginner"]
     resp = await client.post("/api/local/tables", json={"game": "prsi", "level": "god"}, headers=headers)
     assert resp.status == 400
+
+
+def _serve_and_read_log(env_extra: dict[str, str]) -> str:
+    """``python -m webapp --local`` with ``env_extra``: a few requests, stopped; what it printed."""
+    import os
+    import subprocess
+    import time
+    import urllib.request
+
+    port = closed_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("BOT_TOKEN", "LOG_LEVEL", "ACCESS_LOG")}
+    env.update(REDIS_URL=f"redis://127.0.0.1:{closed_port()}/0", **env_extra)
+    proc = subprocess.Popen([sys.executable, "-m", "webapp", "--local", "--port", str(port)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + STARTUP_GUARD
+        while True:
+            assert proc.poll() is None and time.monotonic() < deadline, "the server did not start"
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/config", timeout=2):
+                    break
+            except OSError:
+                time.sleep(0.2)
+        for path in ("", "main.js", "style.css", "api/config"):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/{path}", timeout=10) as r:
+                r.read()
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=30)
+    return out.decode("utf-8", "replace")
+
+
+def test_local_play_logs_no_line_per_request_unless_asked() -> None:
+    """Issue 25: `make run` prints its URL and what matters, not a line per file; ACCESS_LOG=1
+    brings the access log back, LOG_LEVEL is honoured."""
+    quiet = _serve_and_read_log({})
+    assert "Karty (local play) at http://" in quiet
+    assert "no Redis at" in quiet  # a WARNING: the default level (INFO) shows it
+    assert "GET /main.js" not in quiet and '"GET /' not in quiet
+    asked = _serve_and_read_log({"ACCESS_LOG": "1", "LOG_LEVEL": "ERROR"})
+    assert "GET /main.js" in asked and "GET /api/config" in asked
+    assert "no Redis at" not in asked  # below ERROR

@@ -15,6 +15,7 @@ import argparse
 import errno
 import gc
 import logging
+import os
 import sys
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit, urlunsplit
@@ -34,7 +35,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--local", action="store_true", help="local play: local sign-in, computer opponents")
     parser.add_argument("--host", help="listen address (HOST, default 127.0.0.1)")
     parser.add_argument("--port", type=int, help="listen port (PORT, default 8080)")
-    parser.add_argument("--log-level", default="INFO")
+    parser.add_argument("--log-level", default=os.environ.get("LOG_LEVEL") or "INFO",
+                        help="LOG_LEVEL, default INFO")
     return parser.parse_args(argv)
 
 

@@ -5,10 +5,12 @@ One application serves the Mini App's static files (``webapp/static``), its JSON
 the OpenAPI document (:mod:`webapp.openapi`) and, when the entry point mounts it,
 the bot's webhook (``bot.setup_bot``).
 
-Static files: ``/`` is ``index.html``; every other file of ``webapp/static`` is served
-at ``/static/<path>`` and at ``/<path>`` (the page uses relative URLs). HTML, JS, CSS
-and JSON are sent with ``Cache-Control: no-cache`` (revalidated by ETag/Last-Modified,
-so a deploy is seen at once); images and fonts are cached for a day.
+Static files (:mod:`webapp.assets`, read, versioned and compressed once when the app is
+built): ``/`` is ``index.html``; every other file of ``webapp/static`` is served at
+``/static/<path>`` and at ``/<path>`` (the page uses relative URLs). A file asked for at
+its version (``?v=``, as the page and its imports name them) is cached for a year,
+immutable; ``index.html`` and unversioned names are ``no-cache``, revalidated by ETag, so
+a deploy is seen at once. gzip and brotli bodies go to clients that take them.
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ from aiohttp import web
 
 from webapp import api, drain, local, logs, metrics, openapi, rematch, replays, ws
 from webapp.admission import Admission, admission_middleware
+from webapp.assets import Assets
 from webapp.auth import Authenticator, new_local_key
 from webapp.errors import error_middleware, quiet_malformed_requests
-from webapp.keys import ADMISSION, AUTH, DRAIN, LEASES, LIMITER, LIMITS, SETTINGS, SOCKETS, STORE
+from webapp.keys import ADMISSION, ASSETS, AUTH, DRAIN, LEASES, LIMITER, LIMITS, SETTINGS, SOCKETS, STORE
 from webapp.ratelimit import RequestLimits, SharedBuckets, SocketLeases, limit_middleware
 from webapp.settings import WebSettings
 
@@ -35,7 +38,6 @@ log = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 APP_MAX_SIZE = 1024**2
-LONG_CACHE = frozenset({".png", ".svg", ".jpg", ".jpeg", ".webp", ".ico", ".woff", ".woff2", ".ttf"})
 
 
 def create_app(settings: WebSettings, store: Any) -> web.Application:
@@ -66,6 +68,8 @@ def create_app(settings: WebSettings, store: Any) -> web.Application:
     app[LEASES] = SocketLeases(store, settings.ws_per_user)
     app[SOCKETS] = weakref.WeakSet()
     app[DRAIN] = drain.Drain()
+    # Local play always imports tg-local.js (the Telegram stand-in): preloaded with the rest.
+    app[ASSETS] = Assets(STATIC_DIR, extra_preloads=("tg-local.js",) if settings.local else ())
 
     app.cleanup_ctx.append(ws.hub_ctx)
     app.cleanup_ctx.append(lag_ctx)
@@ -137,45 +141,22 @@ async def security_headers(request: web.Request, response: web.StreamResponse) -
         response.headers.setdefault("Cache-Control", "no-store")
 
 
-TEXT_TYPES = {
-    ".html": "text/html; charset=utf-8",
-    ".js": "text/javascript; charset=utf-8",
-    ".mjs": "text/javascript; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".json": "application/json; charset=utf-8",
-    ".webmanifest": "application/manifest+json; charset=utf-8",
-    ".svg": "image/svg+xml",
-}
-
-
-def _file_response(path: Path) -> web.FileResponse:
-    suffix = path.suffix.lower()
-    headers = {"Cache-Control": "public, max-age=86400" if suffix in LONG_CACHE else "no-cache"}
-    if suffix in TEXT_TYPES:
-        headers["Content-Type"] = TEXT_TYPES[suffix]
-    return web.FileResponse(path, headers=headers)
-
-
 async def index(request: web.Request) -> web.StreamResponse:
-    """``GET /`` (also ``/?table=<id>``): the Mini App's ``index.html``."""
-    path = STATIC_DIR / "index.html"
-    if not path.is_file():
+    """``GET /`` (also ``/?table=<id>``): the Mini App's ``index.html`` (``no-cache``, ETag).
+
+    In local play the files are read again first when one changed on disk (someone is editing
+    them): a reload shows the edit, at its new versions."""
+    if request.app[SETTINGS].local and request.app[ASSETS].changed():
+        request.app[ASSETS].reload()
+    asset = request.app[ASSETS].get("index.html")
+    if asset is None:
         raise web.HTTPNotFound(text="the front end is not built in webapp/static")
-    return _file_response(path)
+    return request.app[ASSETS].response(request, asset)
 
 
 async def static_file(request: web.Request) -> web.StreamResponse:
     """A file of ``webapp/static`` (no hidden files, nothing outside the folder); 404 otherwise."""
-    rel = request.match_info["path"]
-    parts = rel.split("/")
-    if any(not p or p.startswith(".") or "\\" in p or not p.isprintable() for p in parts):
-        raise web.HTTPNotFound()  # also NUL and other control characters (%00, %0a)
-    root = STATIC_DIR
-    try:
-        path = (root / rel).resolve()
-        found = path.is_relative_to(root) and path.is_file()
-    except (OSError, ValueError):  # a name too long, or one the OS refuses
-        found = False
-    if not found:
+    asset = request.app[ASSETS].get(request.match_info["path"])
+    if asset is None:  # only the folder's own files are in it: no "..", no hidden file, no NUL
         raise web.HTTPNotFound()
-    return _file_response(path)
+    return request.app[ASSETS].response(request, asset)

@@ -10,6 +10,7 @@ from aiohttp import web
 
 if TYPE_CHECKING:
     from webapp.admission import Admission
+    from webapp.assets import Assets
     from webapp.auth import Authenticator, Identity
     from webapp.drain import Drain
     from webapp.presence import Presence
@@ -28,6 +29,7 @@ SOCKETS: web.AppKey[weakref.WeakSet[web.WebSocketResponse]] = web.AppKey("karty.
 PRESENCE: web.AppKey[Presence] = web.AppKey("karty.presence")
 ADMISSION: web.AppKey[Admission] = web.AppKey("karty.admission")
 DRAIN: web.AppKey[Drain] = web.AppKey("karty.drain")  # webapp.drain: whether this process drains
+ASSETS: web.AppKey[Assets] = web.AppKey("karty.assets")  # webapp/static, versioned and compressed
 #: Set on a request by the admission middleware: call it to give the request's slot back early.
 ADMISSION_RELEASE: web.RequestKey[Callable[[], None]] = web.RequestKey("karty.admission_release")
 #: Set on a request by the limit middleware when it carries an ``Authorization`` header: the
