@@ -308,7 +308,8 @@ export const T = {
   "chart_period": "Period",
   "chart_score": "Score",
   "chart_col_matches": "Matches",
-  "chart_match": "match"
+  "chart_match": "match",
+  "dialog_timer": "Your turn: {n} s left"
  },
  "cs": {
   "app": "Karty",
@@ -617,7 +618,8 @@ export const T = {
   "chart_period": "Období",
   "chart_score": "Skóre",
   "chart_col_matches": "Zápasy",
-  "chart_match": "zápas"
+  "chart_match": "zápas",
+  "dialog_timer": "Jste na tahu: zbývá {n} s"
  },
  "ru": {
   "app": "Карты",
@@ -926,6 +928,7 @@ export const T = {
   "chart_period": "Период",
   "chart_score": "Очки",
   "chart_col_matches": "Партии",
-  "chart_match": "партия"
+  "chart_match": "партия",
+  "dialog_timer": "Ваш ход: осталось {n} с"
  }
 };

@@ -364,9 +364,26 @@ function maybeHint(v) {
       /* private mode: shown again next time */
     }
     box.remove();
+    swallowNextClick(); // the tap that closes the tip plays nothing (issue 25, point 1)
   };
   // Read for a moment first: a tap already under way does not dismiss it.
   setTimeout(() => document.addEventListener("pointerdown", done, true), 300);
+}
+
+/**
+ * The click a tap is about to produce reaches nothing: the tap only closed a tip. A tap
+ * that never becomes a click (a scroll) leaves nothing behind: the guard lapses.
+ */
+function swallowNextClick() {
+  const swallow = (e) => {
+    e.stopPropagation();
+    e.preventDefault();
+    document.removeEventListener("click", swallow, true);
+  };
+  document.addEventListener("click", swallow, true);
+  const lapse = () => setTimeout(() => document.removeEventListener("click", swallow, true), 400);
+  document.addEventListener("pointerup", lapse, { capture: true, once: true });
+  document.addEventListener("pointercancel", lapse, { capture: true, once: true });
 }
 
 /**

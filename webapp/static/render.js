@@ -102,7 +102,15 @@ export function openDialog(kind, title, body, actions = [], { dismissable = true
       h("button", { type: "button", class: a.primary ? "btn primary" : "btn", onclick: a.onClick }, a.label),
     ),
   );
-  dlg.replaceChildren(h("div", { class: "dialog-body" }, heading, body, actions.length ? buttons : null));
+  // The viewer's turn timer, inside the dialog: the ring behind the backdrop is out of sight.
+  const timer = h("p", { class: "dialog-timer", role: "timer", "aria-live": "off", hidden: true });
+  // The title and the actions stay in view; what is between scrolls, and says so.
+  const scroller = h("div", { class: "dialog-scroll", tabindex: "-1" }, body);
+  const more = () => scroller.classList.toggle("more-below", scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight > 2);
+  scroller.addEventListener("scroll", more, { passive: true });
+  dlg.replaceChildren(h("div", { class: "dialog-body" }, heading, timer, scroller, actions.length ? buttons : null));
+  requestAnimationFrame(more);
+  if (typeof ResizeObserver === "function") new ResizeObserver(more).observe(scroller);
   dlg.setAttribute("aria-labelledby", "dialog-title");
   dlg.oncancel = (e) => {
     if (!dismissable) e.preventDefault();
@@ -150,12 +158,30 @@ function avatar(seatId, big = false) {
   );
 }
 
-/** Move the countdown ring of the seat to move; called a few times a second. */
+/**
+ * Whether the turn timer now runs for the viewer: their turn, or a penalty card they owe
+ * (R18), at a timed table.
+ */
+function timerIsMine() {
+  const v = state.view;
+  if (!v || v.over || !state.seat || !state.deadline) return false;
+  return myTurn() || legalOf("give").length > 0;
+}
+
+/** Move the countdown ring of the seat to move, and a dialog's own countdown; called a few times a second. */
 export function updateTimers() {
   const v = state.view;
   const total = state.table?.settings?.turn_seconds || 60;
   const now = serverNow(); // the deadline is on the server's clock (clock.js)
   const left = state.deadline ? Math.max(0, state.deadline - now) : null;
+  const inDialog = document.querySelector("#dialog[open] .dialog-timer");
+  if (inDialog) {
+    const mine = timerIsMine() && left !== null;
+    inDialog.hidden = !mine;
+    inDialog.classList.toggle("hurry", mine && left <= 10);
+    const text = mine ? t("dialog_timer", { n: Math.ceil(left) }) : "";
+    if (inDialog.textContent !== text) inDialog.textContent = text;
+  }
   for (const av of document.querySelectorAll(".avatar")) {
     const active = v && !v.over && v.to_move === av.dataset.seat && left !== null;
     av.classList.toggle("timing", !!active);

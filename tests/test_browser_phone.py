@@ -1,0 +1,155 @@
+"""The Mini App as a phone meets it (issue 25), in real headless Chromium against the real
+webapp server: a tap that closes a tip plays nothing, the turn timer shows inside dialogs,
+the round-end dialog tells the truth, the table's variants are in its rules, card names
+follow the face set, finished matches stay in "My tables".
+
+One server and one browser for the module; the tables are seated with people only (or
+computers where a test says so) and driven through the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+
+import pytest
+from browser_support import CHROMIUM, Server, chromium, computer, new_phone_page, person, sign_in, view_of, watch_moves
+
+import engine
+
+pytest.importorskip("playwright.async_api")
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium at /usr/bin/chromium"),
+]
+
+
+@pytest.fixture(scope="module")
+def embedded_redis():
+    from store.embedded import EmbeddedRedis
+
+    r = EmbeddedRedis().start()
+    yield r
+    r.stop()
+
+
+@pytest.fixture(scope="module")
+def server(embedded_redis, tmp_path_factory):
+    srv = Server(embedded_redis.url, log_path=tmp_path_factory.mktemp("phone") / "webapp.log").start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+async def browser():
+    async with chromium() as b:
+        yield b
+
+
+async def _table_where(kstore, game, seats, until, *, settings=None, policy=None, tries=60, steps=3000):
+    """A table of ``seats`` driven through the store (each seat's first legal action, a
+    Queen naming its own suit, or ``policy``) until ``until(state)``; None if no seed gets there."""
+    for seed in range(1, tries + 1):
+        kw = {"settings": settings} if settings is not None else {}
+        table = await kstore.create_table(game=game, seats=seats, seed=seed, **kw)
+        st = table.state
+        actions = []
+        for _ in range(steps):
+            if until(st):
+                break
+            if st.over:
+                st = None
+                break
+            waiting = engine.awaiting(st)
+            seat = st.to_move or (waiting[0] if waiting else None)
+            legal = engine.legal_actions(st, seat)
+            action = policy(st, seat, legal) if policy else legal[0]
+            if action["a"] == "play" and action.get("card", "").startswith("Q") and "suit" not in action and game == "prsi":
+                action = {**action, "suit": action["card"][-1]}
+            st = engine.apply(st, seat, action).state
+            actions.append((seat, action))
+        else:
+            st = None
+        if st is None:
+            continue
+        for seat, action in actions:
+            await kstore.apply(table.id, seat, action)
+        return table
+    return None
+
+
+async def _open(browser, server, name, table_id, *, hints=False, **kw):
+    page = await new_phone_page(browser, server.url, hints=hints, **kw)
+    await sign_in(page, name)
+    watch_moves(page)
+    await page.goto(f"{server.url}?table={table_id}")
+    await page.wait_for_selector(".table-screen .me")
+    return page
+
+
+def _plays(st, seat):
+    return [a for a in engine.legal_actions(st, seat) if a["a"] == "play"]
+
+
+# --------------------------------------------------------------------------- 1. tips
+
+
+@pytest.mark.parametrize("game", ["prsi", "penki"])
+async def test_the_tap_that_closes_a_tip_plays_no_card(server, kstore, browser, game):
+    """With the first-time tip showing, a tap on a playable card closes the tip and plays
+    nothing; the next tap plays it (Prší, and Penki's second phase)."""
+    alice, bob = person("Alice"), person("Bob")
+    if game == "prsi":
+        until = lambda st: st.to_move == alice.seat and any("card" in a for a in _plays(st, alice.seat))  # noqa: E731
+    else:
+        until = lambda st: st.phase == 2 and st.to_move == alice.seat and st.penalty_to is None and _plays(st, alice.seat)  # noqa: E731
+    table = await _table_where(kstore, game, [alice, bob], until)
+    assert table is not None
+    page = await _open(browser, server, "Alice", table.id, hints=True)
+    await page.wait_for_selector("#first-hint")
+    await asyncio.sleep(0.5)  # the tip lets taps close it after a moment to read it
+    card = page.locator(".hand .card.playable").first
+    version = (await view_of(page))["version"]
+    await card.tap()
+    await page.wait_for_selector("#first-hint", state="detached")
+    await asyncio.sleep(1.0)
+    assert page.karty_action_statuses == [], "the tap that closed the tip also played"
+    assert (await view_of(page))["version"] == version
+    await page.locator(".hand .card.playable").first.tap()
+    await page.wait_for_function("v => window.__karty.state.version > v", arg=version)
+    assert page.karty_errors == []
+    await page.context.close()
+
+
+# --------------------------------------------------------------------------- 3. timers in dialogs
+
+
+async def test_the_queens_suit_chooser_shows_the_turn_timer(server, kstore, browser):
+    """At a timed table, the Queen's suit chooser counts Alice's turn down inside itself."""
+    from store import LobbySettings
+
+    alice, bob = person("Alice"), person("Bob")
+
+    def until(st):
+        hand = st.hands[st.players.index(alice.seat)]
+        return st.to_move == alice.seat and len(hand) > 1 and any(a.get("card", "").startswith("Q") for a in _plays(st, alice.seat))
+
+    table = await _table_where(kstore, "prsi", [alice, bob], until, settings=LobbySettings(players=2, turn_seconds=120))
+    assert table is not None
+    page = await _open(browser, server, "Alice", table.id)
+    queen = page.locator(".hand .card.playable[data-card^='Q']").first
+    await queen.tap()
+    await page.wait_for_selector("#dialog[open][data-kind=suit]")
+    timer = page.locator("#dialog .dialog-timer")
+    await timer.wait_for(state="visible")
+    first = await timer.inner_text()
+    assert re.fullmatch(r"Your turn: \d+ s left", first), first
+    n = int(re.search(r"\d+", first).group())
+    assert 60 < n <= 120
+    await page.wait_for_function(
+        "n => { const e = document.querySelector('#dialog .dialog-timer'); return e && parseInt(e.textContent.match(/\\d+/)) < n; }", arg=n
+    )
+    assert page.karty_errors == []
+    await page.context.close()
