@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from browser_support import CHROMIUM, DOCS_SCREENSHOTS, SCREENSHOTS, Server, person, screenshot
-from layout_support import CHECK_LAYOUT
+from layout_support import CHECK_DIALOG, CHECK_LAYOUT
 
 import engine
 
@@ -27,7 +27,8 @@ pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium at /usr/bin/chromium"),
 ]
 
-SIZES = [(320, 568), (360, 640), (390, 844), (412, 915), (768, 1024)]
+# Phones upright and on their side, Telegram Desktop's Mini App window, a tablet, a desktop browser.
+SIZES = [(320, 568), (360, 640), (390, 844), (412, 915), (640, 360), (844, 390), (384, 640), (768, 1024), (1280, 800)]
 DOCS = DOCS_SCREENSHOTS
 
 
@@ -145,9 +146,14 @@ async def test_table_fits_every_size(server, kstore, browser, state):
         await page.wait_for_function("() => document.fonts.status === 'loaded'")
         found = await page.evaluate(CHECK_LAYOUT)
         (SCREENSHOTS / f"layout-{state}-{size[0]}x{size[1]}.txt").write_text("\n".join(found))
+        await screenshot(page, f"layout-{state}-{size[0]}x{size[1]}")
+        # the scores dialog (the match table, the players) at the same size
+        await page.locator(".topbar .icon-btn[aria-label=Scores]").click()
+        await page.wait_for_selector("#dialog[open]")
+        found += await page.evaluate(CHECK_DIALOG)
+        await screenshot(page, f"layout-{state}-{size[0]}x{size[1]}-scores")
         if found:
             problems[f"{size[0]}x{size[1]}"] = found
-        await screenshot(page, f"layout-{state}-{size[0]}x{size[1]}")
         assert page.karty_errors == []
         await ctx.close()
     assert not problems, problems
@@ -176,3 +182,48 @@ def test_docs_screenshots_present():
         for width in (390, 360):
             for scheme in ("light", "dark"):
                 assert f"{label}-{width}-{scheme}.png" in names
+
+
+def _bob_goes_out(st, me):
+    """Prší, two people: Bob (the second seat) to move with one card he may play."""
+    bob = st.players[1]
+    if st.over or st.to_move != bob or len(st.hands[1]) != 1:
+        return False
+    return any(a["a"] == "play" for a in engine.legal_actions(st, bob))
+
+
+async def test_dialogs_fit_every_size(server, kstore, browser):
+    """The end-of-match sheets (five at Prší, six at Penki) and a Prší round's end at every
+    size: their actions on screen and tappable, a middle that does not fit marked as scrolling."""
+    finished = [
+        await _table_at(kstore, "prsi", 5, lambda st, me: st.over),
+        await _table_at(kstore, "penki", 6, lambda st, me: st.over),
+    ]
+    problems: dict[str, list[str]] = {}
+    for size in SIZES:
+        label = f"{size[0]}x{size[1]}"
+        ctx, page = await _page(browser, server, size)
+        found = []
+        for table in finished:
+            await page.goto(f"{server.url}?table={table.id}")
+            await page.wait_for_selector("#dialog[open][data-kind=final]")
+            found += await page.evaluate(CHECK_DIALOG)
+            await screenshot(page, f"dialog-final-{table.game}-{label}")
+        # a round's end, live: Bob goes out while Alice watches
+        table = await _table_at(kstore, "prsi", 2, _bob_goes_out)
+        st = (await kstore.get_table(table.id)).state
+        bob = st.players[1]
+        await page.goto(f"{server.url}?table={table.id}")
+        await page.wait_for_selector(".table-screen .me")
+        play = next(a for a in engine.legal_actions(st, bob) if a["a"] == "play")
+        if play.get("card", "").startswith("Q") and "suit" not in play:
+            play = {**play, "suit": play["card"][-1]}
+        await kstore.apply(table.id, bob, play)
+        await page.wait_for_selector("#dialog[open][data-kind=round]")
+        found += await page.evaluate(CHECK_DIALOG)
+        await screenshot(page, f"dialog-round-{label}")
+        if found:
+            problems[label] = found
+        assert page.karty_errors == []
+        await ctx.close()
+    assert not problems, problems

@@ -153,3 +153,59 @@ async def test_the_queens_suit_chooser_shows_the_turn_timer(server, kstore, brow
     )
     assert page.karty_errors == []
     await page.context.close()
+
+
+# --------------------------------------------------------------------------- 8. the round's end
+
+
+def _going_out(st, seat):
+    """``seat``'s play that ends the round (a Queen naming its own suit), or None."""
+    if st.over or st.to_move != seat or len(st.hands[st.players.index(seat)]) != 1:
+        return None
+    play = next((a for a in engine.legal_actions(st, seat) if a["a"] == "play"), None)
+    if play and play.get("card", "").startswith("Q") and "suit" not in play:
+        play = {**play, "suit": play["card"][-1]}
+    return play
+
+
+@pytest.mark.parametrize("leader", ["alice", "bob"])
+async def test_the_round_end_tells_the_truth_about_the_next_round(server, kstore, browser, leader):
+    """Bob goes out; the next round is dealt at once (only computers and timers wait). The
+    round's end says whose turn it is in the next round instead of "Next round in 6 s", and
+    closes the moment anything moves in it."""
+    alice, bob = person("Alice"), person("Bob")
+    want = alice.seat if leader == "alice" else bob.seat
+
+    def until(st):
+        play = _going_out(st, bob.seat)
+        if play is None:
+            return False
+        after = engine.apply(st, bob.seat, play).state
+        return not after.over and after.to_move == want
+
+    table = await _table_where(kstore, "prsi", [alice, bob], until)
+    assert table is not None
+    before = (await kstore.get_table(table.id)).state
+    play = _going_out(before, bob.seat)
+    nxt = before.round + 1
+    page = await _open(browser, server, "Alice", table.id)
+    await kstore.apply(table.id, bob.seat, play)
+    await page.wait_for_selector("#dialog[open][data-kind=round]")
+    said = await page.locator("#dialog .round-countdown").inner_text()
+    assert "Next round in" not in said
+    if leader == "alice":
+        assert said == f"Round {nxt} is dealt: your turn", said
+        assert await page.locator("#dialog .dialog-timer").count() == 1
+    else:
+        assert said == f"Round {nxt} is dealt: Bob to move", said
+        version = (await view_of(page))["version"]
+        st = (await kstore.get_table(table.id)).state
+        move = engine.legal_actions(st, bob.seat)[0]
+        if move.get("card", "").startswith("Q") and "suit" not in move:
+            move = {**move, "suit": move["card"][-1]}
+        await kstore.apply(table.id, bob.seat, move)
+        await page.wait_for_function("v => window.__karty.state.version > v", arg=version)
+        # the table moved on in the new round: the dialog is gone at once, not after its countdown
+        assert not await page.locator("#dialog[open]").count()
+    assert page.karty_errors == []
+    await page.context.close()

@@ -499,7 +499,9 @@ async def test_round_end_holds_with_the_last_card_and_the_last_seven(server, kst
     assert await dialog.locator(f".round-last .card[data-card='{seven}']").count() == 1
     rows = await dialog.locator("table.round tbody tr").all_inner_texts()
     assert any(r.startswith("Bob") and f"{bob_left} cards" in r for r in rows), rows
-    assert "Next round in" in await dialog.locator(".round-countdown").inner_text()
+    mover = (await view_of(page))["to_move"]
+    said = await dialog.locator(".round-countdown").inner_text()
+    assert said == ("Round 2 is dealt: your turn" if mover == alice.seat else "Round 2 is dealt: Bob to move"), said
     await asyncio.sleep(0.3)
     await screenshot(page, "prsi-round-end")
     # Nobody taps: the countdown runs out and the dialog closes; the new round is on.

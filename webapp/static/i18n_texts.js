@@ -309,7 +309,10 @@ export const T = {
   "chart_score": "Score",
   "chart_col_matches": "Matches",
   "chart_match": "match",
-  "dialog_timer": "Your turn: {n} s left"
+  "dialog_timer": "Your turn: {n} s left",
+  "next_round_yours": "Round {n} is dealt: your turn",
+  "next_round_person": "Round {n} is dealt: {name} to move",
+  "next_round_computers": "Round {n} is dealt: the computers start in {s} s"
  },
  "cs": {
   "app": "Karty",
@@ -619,7 +622,10 @@ export const T = {
   "chart_score": "Skóre",
   "chart_col_matches": "Zápasy",
   "chart_match": "zápas",
-  "dialog_timer": "Jste na tahu: zbývá {n} s"
+  "dialog_timer": "Jste na tahu: zbývá {n} s",
+  "next_round_yours": "Kolo {n} je rozdáno: jste na tahu",
+  "next_round_person": "Kolo {n} je rozdáno: hraje {name}",
+  "next_round_computers": "Kolo {n} je rozdáno: počítače začnou za {s} s"
  },
  "ru": {
   "app": "Карты",
@@ -929,6 +935,9 @@ export const T = {
   "chart_score": "Очки",
   "chart_col_matches": "Партии",
   "chart_match": "партия",
-  "dialog_timer": "Ваш ход: осталось {n} с"
+  "dialog_timer": "Ваш ход: осталось {n} с",
+  "next_round_yours": "Раунд {n} сдан: ваш ход",
+  "next_round_person": "Раунд {n} сдан: ходит {name}",
+  "next_round_computers": "Раунд {n} сдан: компьютеры начнут через {s} с"
  }
 };

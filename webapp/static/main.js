@@ -24,7 +24,7 @@ import {
 } from "./render.js";
 import { renderRules, rulesGame } from "./rules.js";
 import { renderLeaderboard, renderLoading, renderLobby, renderMessage, renderSignin } from "./screens.js";
-import { acceptVersion, legalOf, myTurn, nameOf, resetTable, saveFaces, state } from "./state.js";
+import { acceptVersion, isComputer, legalOf, myTurn, nameOf, resetTable, saveFaces, state } from "./state.js";
 import { detectTelegram, localTelegram } from "./tg.js";
 import * as pv from "./variants.js";
 import { rematchBox } from "./rematch.js";
@@ -524,9 +524,12 @@ const ROUND_HOLD_DEFAULT = 6;
 let roundTimer = null;
 
 /**
- * The end of a Prší round, held: the last card on the pile and who played it, who drew
- * for a last 7, what everyone had left, the points; the next round starts after the
- * countdown shown (the server holds its computers and timers as long) or on Continue.
+ * The end of a Prší round: the last card on the pile and who played it, who drew for a
+ * last 7, what everyone had left, the points. The next round is dealt at once; the server
+ * holds only its computers and turn timers (ROUND_HOLD). So the dialog says what is true
+ * (issue 25, point 8): your turn in the next round, a person to move, or the computers
+ * waiting N s; it closes on Continue, when the hold is over, or as soon as anything moves
+ * in the next round (the view's version moves on), so it never hides the table in play.
  */
 function showRoundEnd(ev, events, before) {
   const i = events.indexOf(ev);
@@ -535,23 +538,38 @@ function showRoundEnd(ev, events, before) {
   const drew = upTo.slice(lastPlay ? upTo.indexOf(lastPlay) + 1 : 0).filter((e) => e.a === "draw" || e.a === "forgiven");
   const hold = Math.max(1, Number(config?.round_hold) || ROUND_HOLD_DEFAULT);
   const ends = Date.now() + hold * 1000;
+  const dealtAt = state.version;
+  const next = (state.view?.round || ev.round + 1);
   const countdown = h("p", { class: "round-countdown", role: "timer" });
   const bar = h("div", { class: "round-bar", "aria-hidden": "true" }, h("span", {}));
   const tickDown = () => {
-    const left = Math.max(0, Math.ceil((ends - Date.now()) / 1000));
-    countdown.textContent = t("next_round_in", { n: left });
-    bar.firstChild.style.width = `${Math.max(0, Math.min(100, ((ends - Date.now()) / (hold * 1000)) * 100))}%`;
-    if (left <= 0) {
+    if (state.dialog !== "round" || state.version !== dealtAt) {
       clearInterval(roundTimer);
       roundTimer = null;
       if (state.dialog === "round") closeDialog();
+      return;
+    }
+    const leftMs = Math.max(0, ends - Date.now());
+    const left = Math.ceil(leftMs / 1000);
+    const mover = state.view?.to_move;
+    let text;
+    if (mover && mover === state.seat) text = t("next_round_yours", { n: next });
+    else if (mover && !isComputer(mover)) text = t("next_round_person", { n: next, name: nameOf(mover) });
+    else text = t("next_round_computers", { n: next, s: left });
+    if (countdown.textContent !== text) countdown.textContent = text;
+    bar.hidden = !(mover && isComputer(mover));
+    bar.firstChild.style.width = `${Math.max(0, Math.min(100, (leftMs / (hold * 1000)) * 100))}%`;
+    if (left <= 0) {
+      clearInterval(roundTimer);
+      roundTimer = null;
+      closeDialog();
     }
   };
   clearInterval(roundTimer);
   openDialog(
     "round",
     t("round_over_by", { n: ev.round, name: nameOf(ev.winner) }),
-    h("div", {}, roundResult(ev, { lastPlay, drew, before }), countdown, bar),
+    roundResult(ev, { lastPlay, drew, before }),
     [
       {
         label: t("next"),
@@ -563,6 +581,7 @@ function showRoundEnd(ev, events, before) {
         },
       },
     ],
+    { lead: [countdown, bar], key: dealtAt },
   );
   tickDown();
   roundTimer = setInterval(tickDown, 250);
@@ -656,6 +675,7 @@ function syncDialogs() {
     return;
   }
   if (state.dialog === "give") closeDialog();
+  if (state.dialog === "round" && state.dialogKey !== null && state.version > state.dialogKey) closeDialog();
   if (state.dialog === "suit") {
     const queen = state.dialogKey;
     if (!myTurn() || !legalOf("play").some((a) => a.card === queen)) closeDialog();

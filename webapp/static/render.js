@@ -88,7 +88,7 @@ export function closeDialog() {
 }
 
 /** A modal dialog; actions: [{label, onClick, primary}]. */
-export function openDialog(kind, title, body, actions = [], { dismissable = true, key = null } = {}) {
+export function openDialog(kind, title, body, actions = [], { dismissable = true, key = null, lead = null } = {}) {
   const dlg = document.getElementById("dialog");
   if (!dlg) return;
   state.dialog = kind;
@@ -108,7 +108,9 @@ export function openDialog(kind, title, body, actions = [], { dismissable = true
   const scroller = h("div", { class: "dialog-scroll", tabindex: "-1" }, body);
   const more = () => scroller.classList.toggle("more-below", scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight > 2);
   scroller.addEventListener("scroll", more, { passive: true });
-  dlg.replaceChildren(h("div", { class: "dialog-body" }, heading, timer, scroller, actions.length ? buttons : null));
+  // ``lead``: what stays in view under the title (the round's countdown).
+  const top = lead ? h("div", { class: "dialog-lead" }, lead) : null;
+  dlg.replaceChildren(h("div", { class: "dialog-body" }, heading, timer, top, scroller, actions.length ? buttons : null));
   requestAnimationFrame(more);
   if (typeof ResizeObserver === "function") new ResizeObserver(more).observe(scroller);
   dlg.setAttribute("aria-labelledby", "dialog-title");
