@@ -14,6 +14,7 @@ import os
 import pytest
 from browser_support import (
     CHROMIUM,
+    HINTS_SEEN,
     computer,
     new_phone_page,
     open_table,
@@ -460,6 +461,7 @@ async def test_inside_telegram_uses_webapp_and_start_param(server, kstore, brows
     })
     """
     ctx = await browser.new_context(viewport={"width": 390, "height": 844}, locale="en-US")
+    await ctx.add_init_script(script=HINTS_SEEN)
     await ctx.add_init_script(script=f"{script}({json.dumps([init_data, table.id])})")
     page = await ctx.new_page()
     requested: list[str] = []

@@ -15,7 +15,7 @@ import random
 from pathlib import Path
 
 import pytest
-from browser_support import CHROMIUM, DOCS_SCREENSHOTS, SCREENSHOTS, Server, person, screenshot
+from browser_support import CHROMIUM, DOCS_SCREENSHOTS, HINTS_SEEN, SCREENSHOTS, Server, person, screenshot
 from layout_support import CHECK_DIALOG, CHECK_LAYOUT
 
 import engine
@@ -118,9 +118,7 @@ async def _page(browser, server, size, scheme="light", locale="en-US"):
         has_touch=True, is_mobile=True, color_scheme=scheme, reduced_motion="reduce",
     )
     # The first-time hints seen already: the screenshots show the table itself.
-    await ctx.add_init_script(
-        script="for (const k of ['prsi', 'penki1', 'penki2']) localStorage.setItem('karty.hint.' + k, '1');"
-    )
+    await ctx.add_init_script(script=HINTS_SEEN)
     page = await ctx.new_page()
     page.set_default_timeout(20000)
     errors: list[str] = []

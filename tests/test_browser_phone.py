@@ -14,7 +14,16 @@ import os
 import re
 
 import pytest
-from browser_support import CHROMIUM, Server, chromium, computer, new_phone_page, person, sign_in, view_of, watch_moves
+from browser_support import (
+    CHROMIUM,
+    Server,
+    chromium,
+    new_phone_page,
+    person,
+    sign_in,
+    view_of,
+    watch_moves,
+)
 
 import engine
 

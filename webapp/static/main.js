@@ -1,7 +1,7 @@
 // The one entry point: finds Telegram (or local play), signs in, opens the table
 // named by ?table= or Telegram's start_param, and wires actions to the server.
 
-import { Api, onSignedOut, TableSocket } from "./api.js";
+import { Api, isAuthError, onSignedOut, TableSocket } from "./api.js";
 import { callout as calloutName, cardShort, cardsText, language, reasonText, setLanguage, t } from "./i18n.js";
 import {
   banner,
@@ -173,6 +173,9 @@ async function signedIn() {
       showSignin();
       return;
     }
+    // Inside Telegram: initData refused (older than its 24 h, say) and no session: the
+    // "Reopen Karty" screen is up (signedOut); nothing more is tried (issue 25, point 10).
+    if (isAuthError(e.status, e.code)) return;
   }
   tg.onActivated(() => {
     if (screen === "table") {
@@ -423,6 +426,7 @@ async function openTable(id) {
   try {
     data = await api.table(id);
   } catch (e) {
+    if (isAuthError(e.status, e.code) && !tg.local) return; // signedOut's screen says what to do
     if (e.status === 404) renderMessage(root, t("table_missing"), [{ label: t("back"), onClick: goHome }]);
     else renderMessage(root, t("net_error"), [{ label: t("next"), onClick: () => openTable(id) }]);
     return;
