@@ -67,9 +67,12 @@ def _policy(st, seat, rng):
 
 async def _table_at(kstore, game: str, n: int, until, seed: int = 1):
     """A table of ``n`` people driven through the store until ``until(state)``."""
+    from store import LobbySettings
+
     seats = [person(x) for x in NAMES[:n]]
     for s in range(seed, seed + 40):
-        table = await kstore.create_table(game=game, seats=seats, seed=s)
+        # no turn timer: nothing moves while the page is measured, however slow the machine
+        table = await kstore.create_table(game=game, seats=seats, seed=s, settings=LobbySettings(players=n, turn_seconds=None))
         rng = random.Random(s)
         st = table.state
         actions = []
@@ -131,29 +134,50 @@ async def _page(browser, server, size, scheme="light", locale="en-US"):
     return ctx, page
 
 
-@pytest.mark.parametrize("state", list(STATES))
-async def test_table_fits_every_size(server, kstore, browser, state):
-    game, n, until = STATES[state]
-    table = await _table_at(kstore, game, n, until)
+# A representative subset runs in ``make test``; the rest of the matrix is marked slow.
+QUICK_SIZES = [(360, 640), (640, 360), (384, 640)]
+SLOW_SIZES = [size for size in SIZES if size not in QUICK_SIZES]
+
+
+async def _fits(server, kstore, browser, sizes):
+    """Every state of :data:`STATES` at every size of ``sizes`` (one page per size), and the
+    scores dialog over it: the problems found, by size."""
+    tables = {state: await _table_at(kstore, *STATES[state][:3]) for state in STATES}
     problems: dict[str, list[str]] = {}
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    for size in SIZES:
+    for size in sizes:
         ctx, page = await _page(browser, server, size)
-        await page.goto(f"{server.url}?table={table.id}")
-        await page.wait_for_selector(".table-screen .me")
-        await page.wait_for_function("() => document.fonts.status === 'loaded'")
-        found = await page.evaluate(CHECK_LAYOUT)
-        (SCREENSHOTS / f"layout-{state}-{size[0]}x{size[1]}.txt").write_text("\n".join(found))
-        await screenshot(page, f"layout-{state}-{size[0]}x{size[1]}")
-        # the scores dialog (the match table, the players) at the same size
-        await page.locator(".topbar .icon-btn[aria-label=Scores]").click()
-        await page.wait_for_selector("#dialog[open]")
-        found += await page.evaluate(CHECK_DIALOG)
-        await screenshot(page, f"layout-{state}-{size[0]}x{size[1]}-scores")
-        if found:
-            problems[f"{size[0]}x{size[1]}"] = found
+        for state, table in tables.items():
+            label = f"{state}-{size[0]}x{size[1]}"
+            await page.goto(f"{server.url}?table={table.id}")
+            await page.wait_for_selector(".table-screen .me")
+            await page.wait_for_function("() => document.fonts.status === 'loaded'")
+            found = await page.evaluate(CHECK_LAYOUT)
+            await screenshot(page, f"layout-{label}")
+            # the scores dialog (the match table, the players) at the same size
+            await page.locator(".topbar .icon-btn[aria-label=Scores]").click()
+            await page.wait_for_selector("#dialog[open]")
+            found += await page.evaluate(CHECK_DIALOG)
+            await screenshot(page, f"layout-{label}-scores")
+            (SCREENSHOTS / f"layout-{label}.txt").write_text("\n".join(found))
+            if found:
+                problems[label] = found
         assert page.karty_errors == []
         await ctx.close()
+    return problems
+
+
+async def test_table_fits_every_size(server, kstore, browser):
+    """Both games, every phase, at a phone upright, a phone on its side and Telegram
+    Desktop's window: nothing that matters off screen, cut off or under another element."""
+    problems = await _fits(server, kstore, browser, QUICK_SIZES)
+    assert not problems, problems
+
+
+@pytest.mark.slow
+async def test_table_fits_every_size_all(server, kstore, browser):
+    """The rest of the size matrix (:data:`SIZES`)."""
+    problems = await _fits(server, kstore, browser, SLOW_SIZES)
     assert not problems, problems
 
 
@@ -190,7 +214,8 @@ def _bob_goes_out(st, me):
     return any(a["a"] == "play" for a in engine.legal_actions(st, bob))
 
 
-async def test_dialogs_fit_every_size(server, kstore, browser):
+@pytest.mark.parametrize("sizes", [QUICK_SIZES, pytest.param(SLOW_SIZES, marks=pytest.mark.slow)], ids=["quick", "all"])
+async def test_dialogs_fit_every_size(server, kstore, browser, sizes):
     """The end-of-match sheets (five at Prší, six at Penki) and a Prší round's end at every
     size: their actions on screen and tappable, a middle that does not fit marked as scrolling."""
     finished = [
@@ -198,7 +223,7 @@ async def test_dialogs_fit_every_size(server, kstore, browser):
         await _table_at(kstore, "penki", 6, lambda st, me: st.over),
     ]
     problems: dict[str, list[str]] = {}
-    for size in SIZES:
+    for size in sizes:
         label = f"{size[0]}x{size[1]}"
         ctx, page = await _page(browser, server, size)
         found = []
