@@ -18,6 +18,7 @@ from browser_support import (
     CHROMIUM,
     Server,
     chromium,
+    computer,
     new_phone_page,
     person,
     sign_in,
@@ -218,3 +219,143 @@ async def test_the_round_end_tells_the_truth_about_the_next_round(server, kstore
         assert not await page.locator("#dialog[open]").count()
     assert page.karty_errors == []
     await page.context.close()
+
+
+# --------------------------------------------------------------------------- 4, 5. variants and card names
+
+
+async def test_the_tables_variants_are_in_its_rules_and_chips_explain_on_a_tap(server, kstore, browser):
+    """A table with Seven of hearts brings back, Unter names a rank, King of leaves and Draw
+    and play: a tap on a chip explains it (touch opens no tooltip); "?" shows the rules as the
+    variants change them, never "Drawing ends your turn" beside Draw and play; the names follow
+    the faces: Unter and king of leaves on German cards, Jack and king of spades on French."""
+    from store import LobbySettings
+
+    alice, bob = person("Alice"), person("Bob")
+    settings = LobbySettings(players=2, turn_seconds=None, variants=["PV2", "PV5", "PV6", "PV7", "PV3q"])
+    table = await kstore.create_table(game="prsi", seats=[alice, bob], seed=4, settings=settings)
+    page = await _open(browser, server, "Alice", table.id)
+    chips = page.locator(".variant-chips button.variant-chip")
+    assert await chips.count() == 5
+    names = await chips.all_inner_texts()
+    assert any("Unter names a rank" in x for x in names) and any("King of leaves" in x for x in names), names
+    assert any("Finish only on an Ober" in x for x in names), names
+    await page.locator(".variant-chip[data-variant=PV5]").tap()
+    await page.wait_for_selector("#dialog[open][data-kind=variant]")
+    assert "An Unter goes on anything" in await page.locator("#dialog").inner_text()
+    await page.locator("#dialog").get_by_role("button", name="Close").tap()
+    # the rules of this table
+    await page.locator(".topbar .rules-btn").tap()
+    await page.wait_for_selector(".rules-section[data-rule=variants]")
+    listed = await page.locator(".rules-section[data-rule=variants] li").all_inner_texts()
+    assert len(listed) == 5 and any(x.startswith("Draw and play") for x in listed), listed
+    turn = await page.locator(".rules-section[data-rule=rp2]").inner_text()
+    assert "Drawing ends your turn." not in turn and "you may play it at once" in turn, turn
+    assert "Draw and play" in turn
+    back = await page.locator(".rules-section[data-rule=rp7]").inner_text()
+    assert "7 of hearts" in back and "Ober 20" in back, back
+    await page.locator(".rules-screen .back-btn").tap()
+    await page.wait_for_selector(".table-screen .me")
+    # French faces: the same chips and texts name the French cards
+    await page.locator(".topbar .faces-btn").tap()
+    await page.wait_for_function("() => document.querySelector('.variant-chip[data-variant=PV5]').textContent.includes('Jack')")
+    names = await chips.all_inner_texts()
+    assert any("Jack names a rank" in x for x in names) and any("King of spades" in x for x in names), names
+    assert not any("leaves" in x or "Unter" in x or "Ober" in x for x in names), names
+    await page.locator(".topbar .rules-btn").tap()
+    await page.wait_for_selector(".rules-section[data-rule=variants]")
+    text = await page.locator(".rules-body").inner_text()
+    assert "Ober" not in text and "Unter" not in text and "leaves" not in text, text
+    await page.locator(".rules-screen .back-btn").tap()
+    await page.locator(".topbar .faces-btn").tap()  # back to German faces for the next tests
+    assert page.karty_errors == []
+    await page.context.close()
+
+
+async def test_czech_and_russian_ranks_are_objects_when_a_jack_asks_for_one(server, browser):
+    """"Spodek chce osmu" (not "osma"), "заказал девятку": the rank in its object form."""
+    page = await new_phone_page(browser, server.url, locale="cs-CZ")
+    got = await page.evaluate(
+        """async () => {
+          const i = await import('./i18n.js');
+          i.setLanguage('cs');
+          const cs = i.reasonText('illegal', 'a Jack named 8: play an 8, a Queen or a Jack, or draw', { faces: 'german' });
+          i.setLanguage('ru');
+          const ru = i.reasonText('illegal', 'a Jack named 9: play a 9, a Queen or a Jack, or draw', { faces: 'german' });
+          i.setLanguage('en');
+          const en = i.reasonText('illegal', 'a Jack named 9: play a 9, a Queen or a Jack, or draw', { faces: 'german' });
+          const fr = i.reasonText('illegal', 'a Jack named 9: play a 9, a Queen or a Jack, or draw', { faces: 'french' });
+          return [cs, ru, en, fr];
+        }"""
+    )
+    cs, ru, en, fr = got
+    assert "chce osmu" in cs, cs
+    assert "заказал девятку" in ru and "унтера" in ru, ru
+    assert en.startswith("The Unter asked for nine"), en
+    assert fr.startswith("The Jack asked for nine"), fr
+    await page.context.close()
+
+
+# --------------------------------------------------------------------------- 6. local play keeps things
+
+
+async def test_a_finished_match_stays_in_my_tables_with_its_replay(server, kstore, browser):
+    """Finished matches stay in "My tables" with a replay; the local leaderboard says why it
+    is empty (every local table has computers: nothing is rated)."""
+    alice = person("Alice")
+    table = await _table_where(kstore, "prsi", [alice, computer(1, "Karel")], lambda st: st.over, steps=4000)
+    assert table is not None
+    page = await new_phone_page(browser, server.url)
+    await sign_in(page, "Alice")
+    done = page.locator(".my-tables .table-link.finished")
+    await done.first.wait_for()
+    assert "Match over" in await done.first.inner_text()
+    await page.locator(".my-tables .replay-link").first.tap()
+    await page.wait_for_selector(".replay-screen")
+    assert "replay=" in page.url
+    await page.go_back()
+    await page.wait_for_selector("#new-prsi")
+    await page.get_by_role("button", name="Leaderboard").first.tap()
+    await page.wait_for_selector(".lb-body p.muted")
+    assert "Local play" in await page.locator(".lb-body").inner_text()
+    assert page.karty_errors == []
+    await page.context.close()
+
+
+# --------------------------------------------------------------------------- 9. words
+
+
+async def test_words_fit_and_say_what_they_mean(server, kstore, browser):
+    """Czech lobby at 390 px: the timer's "vypnuto" and the computers' level fit their
+    selects; in cs and en the Russian callouts carry their meaning, in ru only the call."""
+    page = await new_phone_page(browser, server.url, locale="cs-CZ")
+    await sign_in(page, "Věra")
+    fits = await page.evaluate(
+        """() => ['turn-timer', 'computer-level'].map((id) => {
+          const s = document.getElementById(id);
+          const c = document.createElement('canvas').getContext('2d');
+          const cs = getComputedStyle(s);
+          c.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+          const widest = Math.max(...[...s.options].map((o) => c.measureText(o.text).width));
+          const room = s.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 16;  // the arrow
+          return [id, [...s.options].map((o) => o.text), Math.round(widest), Math.round(room)];
+        })"""
+    )
+    for sel_id, texts, widest, room in fits:
+        assert widest <= room, (sel_id, texts, widest, room)
+    level = await page.locator("#computer-level option:checked").inner_text()
+    assert level != "hráč", level
+    alice, bob = person("Věra"), person("Bob")
+    table = await kstore.create_table(game="penki", seats=[alice, bob], seed=2)
+    await page.goto(f"{server.url}?table={table.id}")
+    await page.wait_for_selector("nav.callouts")
+    said = await page.locator("nav.callouts button").all_inner_texts()
+    assert [x.split("\n") for x in said] == [["ЗЕВОК!", "Chyba!"], ["ОДНА КАРТА!", "Jedna karta!"], ["СКОЛЬКО КАРТ?", "Kolik karet?"]], said
+    await page.context.close()
+    ru = await new_phone_page(browser, server.url, locale="ru-RU")
+    await sign_in(ru, "Борис")
+    table = await kstore.create_table(game="penki", seats=[person("Борис"), bob], seed=2)
+    await ru.goto(f"{server.url}?table={table.id}")
+    await ru.wait_for_selector("nav.callouts")
+    assert await ru.locator("nav.callouts .callout-mean").count() == 0
+    await ru.context.close()

@@ -338,7 +338,9 @@ export const T = {
   "co_mean_zevok": "Blunder!",
   "co_mean_one_card": "One card!",
   "co_mean_how_many": "How many cards?",
-  "chip_explain": "What this variant changes"
+  "chip_explain": "What this variant changes",
+  "finished_tables": "Finished",
+  "lb_local": "Local play: every table has computer players, so no match here is rated and the leaderboard and the chart stay empty. Rated matches are played by people only, in a Telegram chat."
  },
  "cs": {
   "app": "Karty",
@@ -472,7 +474,7 @@ export const T = {
   "level_beginner": "začátečník",
   "level_regular": "pokročilý",
   "level_expert": "expert",
-  "timer_off": "vyp.",
+  "timer_off": "vypnuto",
   "my_tables": "Moje stoly",
   "discarded": "Бита",
   "lead_hint": "Vynášíte: zahrajte kartu",
@@ -677,7 +679,9 @@ export const T = {
   "co_mean_zevok": "Chyba!",
   "co_mean_one_card": "Jedna karta!",
   "co_mean_how_many": "Kolik karet?",
-  "chip_explain": "Co tato varianta mění"
+  "chip_explain": "Co tato varianta mění",
+  "finished_tables": "Dohrané",
+  "lb_local": "Místní hra: u každého stolu hrají počítače, takže se tu žádný zápas nehodnotí a žebříček i graf zůstanou prázdné. Hodnocené zápasy hrají jen lidé, v chatu v Telegramu."
  },
  "ru": {
   "app": "Карты",
@@ -1016,6 +1020,8 @@ export const T = {
   "co_mean_zevok": "Зевок!",
   "co_mean_one_card": "Одна карта!",
   "co_mean_how_many": "Сколько карт?",
-  "chip_explain": "Что меняет этот вариант"
+  "chip_explain": "Что меняет этот вариант",
+  "finished_tables": "Сыгранные",
+  "lb_local": "Локальная игра: за каждым столом играют компьютеры, поэтому матчи здесь не идут в рейтинг, и таблица лидеров и график остаются пустыми. Рейтинговые матчи играют только люди, в чате Telegram."
  }
 };

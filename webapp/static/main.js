@@ -2,7 +2,7 @@
 // named by ?table= or Telegram's start_param, and wires actions to the server.
 
 import { Api, isAuthError, onSignedOut, TableSocket } from "./api.js";
-import { callout as calloutName, cardShort, cardsText, language, reasonText, setLanguage, t } from "./i18n.js";
+import { callout as calloutName, cardShort, cardsText, language, reasonText, setLanguage, t, tf } from "./i18n.js";
 import {
   banner,
   closeDialog,
@@ -246,6 +246,7 @@ function showHome() {
     user: state.user,
     tables: api.myTables().then((d) => d?.tables || []).catch(() => []),
     onOpen: goTable,
+    onReplay: goReplay,
     onNew: tg.local ? newTable : null,
     onLeaderboard: () => showLeaderboard(),
     onRules: () => showRules("prsi"),
@@ -307,7 +308,7 @@ function showLeaderboard() {
     } else showHome();
   };
   tg.setBack(back);
-  renderLeaderboard(root, { api, chatId, game: state.table?.game || state.view?.game, onBack: back });
+  renderLeaderboard(root, { api, chatId, game: state.table?.game || state.view?.game, onBack: back, local: Boolean(tg.local) });
 }
 
 /** The rules screen of ``game``; back returns to the table (or the lobby) it came from. */
@@ -325,7 +326,9 @@ function showRules(game) {
     } else showHome();
   };
   tg.setBack(back);
-  renderRules(root, { game, faces: state.faces, onBack: back });
+  // At a table: its rules, as its variants change them (issue 25, point 4).
+  const variants = from === "table" && state.view?.game === "prsi" ? state.view.variants || [] : [];
+  renderRules(root, { game, faces: state.faces, variants, onBack: back });
   window.scrollTo(0, 0);
 }
 
@@ -354,7 +357,7 @@ function maybeHint(v) {
   const box = h(
     "div",
     { id: "first-hint", class: "first-hint", role: "note", dataset: { key } },
-    h("p", {}, t(`hint_${key}`)),
+    h("p", {}, tf(`hint_${key}`, v.game === "prsi" ? state.faces : "french")),
     h("p", { class: "hint-more" }, t("hint_more")),
   );
   document.body.appendChild(box);

@@ -3,7 +3,7 @@
 
 import { serverNow } from "./clock.js";
 import { backFigure, cardButton, cardFigure, suitSvg } from "./cards.js";
-import { callout, cardName, cardShort, cardsText, suitName, t } from "./i18n.js";
+import { callout, cardName, cardShort, cardsText, language, suitName, t } from "./i18n.js";
 import { isComputer, legal, legalOf, myTurn, nameOf, state } from "./state.js";
 import * as pv from "./variants.js";
 
@@ -251,7 +251,8 @@ export function eventText(ev, game) {
     case "take":
       return t("ev_take", { name: n(ev.seat), card: card(ev.card) });
     case "bita":
-      return t("ev_bita", { name: n(ev.leader) });
+      // no leader when the Бита ended the game (everyone out): no "Бита! leads" with no name
+      return ev.leader ? t("ev_bita", { name: n(ev.leader) }) : t("bita");
     case "one_card":
       return t("ev_one_card", { name: n(ev.seat) });
     case "how_many": {
@@ -832,7 +833,8 @@ function penkiPhase2(handlers) {
       ? h(
           "div",
           { class: "center-side" },
-          v.discarded ? h("div", { class: "phase-tag" }, `${t("discarded")}: ${v.discarded}`) : null,
+          // "Бита: 24" said in words: the cards cleared from the table, out of play (issue 25, point 9)
+          v.discarded ? h("div", { class: "phase-tag discarded", role: "note", title: t("discarded_what"), "aria-label": `${t("discarded_n", { n: v.discarded })}. ${t("discarded_what")}` }, t("discarded_n", { n: v.discarded })) : null,
           beatHint ? h("p", { class: "hint" }, t("beat_hint")) : null,
         )
       : null,
@@ -897,13 +899,14 @@ function calloutBar(handlers) {
           class: `callout callout-${k}${state.view.over || (k === "zevok") !== (state.view.phase === 1) ? " off-phase" : ""}${k === "one_card" && ready ? " ready" : ""}`,
           "aria-description": k === "one_card" && ready ? t("one_card_ready") : null,
           dataset: { callout: k },
-          lang: "ru",
           onpointerdown: (e) => e.currentTarget.classList.add("pressed"),
           onpointerup: (e) => e.currentTarget.classList.remove("pressed"),
           onpointerleave: (e) => e.currentTarget.classList.remove("pressed"),
           onclick: (e) => handlers.onCallout(k, e.currentTarget),
         },
-        callout(k),
+        // The Russian call as it is shouted, and in cs/en what it means (issue 25, point 9).
+        h("span", { class: "callout-call", lang: "ru" }, callout(k)),
+        language() === "ru" ? null : h("span", { class: "callout-mean" }, t(`co_mean_${k}`)),
       ),
     ),
   );
