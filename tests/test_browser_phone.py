@@ -359,3 +359,35 @@ async def test_words_fit_and_say_what_they_mean(server, kstore, browser):
     await ru.wait_for_selector("nav.callouts")
     assert await ru.locator("nav.callouts .callout-mean").count() == 0
     await ru.context.close()
+
+
+# --------------------------------------------------------------------------- 7. announcements
+
+
+TAP_TARGETS_UNDER = """
+() => {
+  const b = document.querySelector('#banner .banner-inner').getBoundingClientRect();
+  const meet = (r) => r.left < b.right && b.left < r.right && r.top < b.bottom && b.top < r.bottom;
+  return [...document.querySelectorAll('.table-screen button, .table-screen .pile-btn, nav.callouts button, #first-hint')]
+    .filter((e) => { const r = e.getBoundingClientRect(); return r.width > 0 && meet(r); })
+    .map((e) => e.className || e.id);
+}
+"""
+
+
+@pytest.mark.parametrize("size", [(390, 844), (640, 360)], ids=["upright", "landscape"])
+async def test_announcements_queue_and_cover_nothing_to_tap(server, kstore, browser, size):
+    """Two announcements in a row: the second waits for the first instead of replacing it;
+    neither covers a pile, card, button or the tip (Penki, first phase, six players)."""
+    seats = [person(x) for x in ("Alice", "Bob", "Cyril", "Dana", "Eva", "Filip")]
+    table = await kstore.create_table(game="penki", seats=seats, seed=3)
+    page = await _open(browser, server, "Alice", table.id)
+    await page.set_viewport_size({"width": size[0], "height": size[1]})
+    await page.evaluate("() => { window.__karty.banner('Bob: «ЗЕВОК!» against Cyril'); window.__karty.banner('Phase 2 — Alice leads', 'bita'); }")
+    banner = page.locator("#banner .banner-inner")
+    assert await banner.inner_text() == "Bob: «ЗЕВОК!» against Cyril"
+    assert await page.evaluate(TAP_TARGETS_UNDER) == []
+    await page.wait_for_function("() => document.querySelector('#banner .banner-inner')?.textContent === 'Phase 2 — Alice leads'")
+    assert await page.evaluate(TAP_TARGETS_UNDER) == []
+    assert page.karty_errors == []
+    await page.context.close()

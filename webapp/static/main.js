@@ -951,7 +951,7 @@ window.addEventListener("keydown", (e) => {
   }
 });
 
-window.__karty = { state, language, motion: motion.stats }; // for the browser tests and debugging
+window.__karty = { state, language, motion: motion.stats, banner }; // for the browser tests and debugging
 
 boot().catch((e) => {
   renderMessage(root, String(e?.message || e));

@@ -53,22 +53,65 @@ export function toast(text, kind = "info") {
 }
 
 let bannerTimer = null;
-let bannerKind = null;
-let bannerUntil = 0;
-/** A big banner everyone sees (callout races, Бита); Бита and the phase change are brief. */
+let bannerShowing = null; // {text, kind} on screen now
+const bannerQueue = []; // what waits its turn: announcements queue, never replace each other
+
+/**
+ * A big banner everyone sees (callout races, Бита, the phase change). Banners queue
+ * (issue 25, point 7): one shown at a time, each for ``ms``, a callout ahead of the
+ * brief ones; the same text twice in a row is shown once. It sits over the move list
+ * (information, never a tap target), so it covers no pile, card or button.
+ */
 export function banner(text, kind = "callout", ms = kind === "callout" ? 2800 : 1700) {
   const box = document.getElementById("banner");
   if (!box) return;
-  // A callout's result stays readable: a Бита right after it does not replace it.
-  if (kind !== "callout" && bannerKind === "callout" && Date.now() < bannerUntil) return;
-  bannerKind = kind;
-  bannerUntil = Date.now() + ms;
-  box.replaceChildren(h("div", { class: `banner-inner ${kind}` }, text));
+  const item = { text, kind, ms };
+  const same = (x) => x && x.text === text;
+  if (same(bannerShowing) || bannerQueue.some(same)) return;
+  if (bannerShowing) {
+    if (kind === "callout") {
+      const firstBrief = bannerQueue.findIndex((x) => x.kind !== "callout");
+      bannerQueue.splice(firstBrief < 0 ? bannerQueue.length : firstBrief, 0, item);
+    } else bannerQueue.push(item);
+    while (bannerQueue.length > 4) bannerQueue.splice(bannerQueue.findIndex((x) => x.kind !== "callout") >>> 0, 1);
+    return;
+  }
+  showBanner(box, item);
+}
+
+function showBanner(box, item) {
+  bannerShowing = item;
+  box.replaceChildren(h("div", { class: `banner-inner ${item.kind}` }, item.text));
+  placeBanner(box);
   box.classList.remove("show");
   void box.offsetWidth; // restart the animation
   box.classList.add("show");
   clearTimeout(bannerTimer);
-  bannerTimer = setTimeout(() => box.classList.remove("show"), ms);
+  bannerTimer = setTimeout(() => {
+    box.classList.remove("show");
+    bannerShowing = null;
+    const next = bannerQueue.shift();
+    if (next) bannerTimer = setTimeout(() => showBanner(box, next), 200);
+  }, item.ms);
+}
+
+/** Over the move list when a table is on screen (centred on it), else under the top bar. */
+function placeBanner(box) {
+  const ticker = document.querySelector(".table-screen .ticker");
+  if (!ticker) {
+    box.style.top = "";
+    return;
+  }
+  const r = ticker.getBoundingClientRect();
+  const inner = box.firstChild.getBoundingClientRect();
+  box.style.top = `${Math.max(0, Math.round(r.top + r.height / 2 - inner.height / 2))}px`;
+  box.style.left = `${Math.round(r.left)}px`;
+  box.style.right = `${Math.round(document.documentElement.clientWidth - r.right)}px`;
+}
+
+/** Forget queued banners (another table). */
+export function resetBanners() {
+  bannerQueue.length = 0;
 }
 
 export function setConnection(status) {
