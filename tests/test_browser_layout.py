@@ -158,7 +158,6 @@ async def _fits(server, kstore, browser, sizes):
             await page.locator(".topbar .icon-btn[aria-label=Scores]").click()
             await page.wait_for_selector("#dialog[open]")
             found += await page.evaluate(CHECK_DIALOG)
-            await screenshot(page, f"layout-{label}-scores")
             (SCREENSHOTS / f"layout-{label}.txt").write_text("\n".join(found))
             if found:
                 problems[label] = found
@@ -167,6 +166,7 @@ async def _fits(server, kstore, browser, sizes):
     return problems
 
 
+@pytest.mark.timeout(900)  # a hang guard: fifteen pages on a saturated machine
 async def test_table_fits_every_size(server, kstore, browser):
     """Both games, every phase, at a phone upright, a phone on its side and Telegram
     Desktop's window: nothing that matters off screen, cut off or under another element."""
@@ -175,6 +175,7 @@ async def test_table_fits_every_size(server, kstore, browser):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 async def test_table_fits_every_size_all(server, kstore, browser):
     """The rest of the size matrix (:data:`SIZES`)."""
     problems = await _fits(server, kstore, browser, SLOW_SIZES)
@@ -215,6 +216,7 @@ def _bob_goes_out(st, me):
 
 
 @pytest.mark.parametrize("sizes", [QUICK_SIZES, pytest.param(SLOW_SIZES, marks=pytest.mark.slow)], ids=["quick", "all"])
+@pytest.mark.timeout(900)
 async def test_dialogs_fit_every_size(server, kstore, browser, sizes):
     """The end-of-match sheets (five at Prší, six at Penki) and a Prší round's end at every
     size: their actions on screen and tappable, a middle that does not fit marked as scrolling."""

@@ -124,19 +124,33 @@ const GERMAN_INK = { h: "#c8202a", d: "#a86a00", c: "#6b4a1d", s: "#1f7a2e" };
 
 function corner(parent, label, suit, faces, color, pipAbove = false) {
   const g = el("g", {}, parent);
-  const wide = label.length > 1;
   // A svršek (Ober) carries its suit sign above the index, as on its figure; a spodek below.
-  const text = el("text", { x: 13, y: pipAbove ? 42 : 23, "text-anchor": "middle", "font-size": wide ? 18 : 22, "font-weight": 700, fill: color, "font-family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif" }, g);
+  // The index is drawn from a shared symbol (<use>), not as text inside the card: the
+  // button's name ("nine of hearts") is then its only text (WCAG 2.5.3, label in name).
+  const id = indexSymbol(label, pipAbove);
+  el("use", { href: `#${id}`, x: 0, y: 0, width: W, height: H, color, fill: color }, g);
+  const pipY = pipAbove ? 15 : 36;
+  suitUse(g, faces, suit, 13, pipY, 15);
+  const g2 = el("g", { transform: `rotate(180 ${W / 2} ${H / 2})` }, parent);
+  el("use", { href: `#${id}`, x: 0, y: 0, width: W, height: H, color, fill: color }, g2);
+  suitUse(g2, faces, suit, 13, pipY, 15);
+}
+
+/** The id of the shared symbol drawing the corner index ``label`` (made on first use). */
+function indexSymbol(label, pipAbove) {
+  const id = `idx-${[...label].map((c) => c.codePointAt(0).toString(16)).join("-")}${pipAbove ? "-up" : ""}`;
+  if (document.getElementById(id)) return id;
+  ensureDefs();
+  const defs = document.querySelector("#karty-defs defs");
+  const sym = el("symbol", { id, viewBox: `0 0 ${W} ${H}`, overflow: "visible" }, defs);
+  const wide = label.length > 1;
+  const text = el("text", { x: 13, y: pipAbove ? 42 : 23, "text-anchor": "middle", "font-size": wide ? 18 : 22, "font-weight": 700, fill: "currentColor", "font-family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif" }, sym);
   text.textContent = label;
   if (wide) {
     text.setAttribute("textLength", "21");
     text.setAttribute("lengthAdjust", "spacingAndGlyphs");
   }
-  const pipY = pipAbove ? 15 : 36;
-  suitUse(g, faces, suit, 13, pipY, 15);
-  const g2 = el("g", { transform: `rotate(180 ${W / 2} ${H / 2})` }, parent);
-  g2.appendChild(text.cloneNode(true));
-  suitUse(g2, faces, suit, 13, pipY, 15);
+  return id;
 }
 
 // A simple court figure: a crowned king, an Ober (svršek) with a plumed hat and
