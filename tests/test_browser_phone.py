@@ -391,3 +391,37 @@ async def test_announcements_queue_and_cover_nothing_to_tap(server, kstore, brow
     assert await page.evaluate(TAP_TARGETS_UNDER) == []
     assert page.karty_errors == []
     await page.context.close()
+
+
+# --------------------------------------------------------------------------- sound
+
+
+async def test_sound_effects_are_off_by_default_and_sound_on_your_turn_when_on(server, kstore, browser):
+    """The lobby's switch is off at first; switched on (and kept), the turn coming back to
+    Alice plays the "your turn" tones (WebAudio, nothing downloaded)."""
+    alice, bob = person("Alice"), person("Bob")
+
+    def bobs(st):
+        move = engine.legal_actions(st, bob.seat)[0]
+        return {**move, "suit": move["card"][-1]} if move.get("card", "").startswith("Q") and "suit" not in move else move
+
+    def until(st):  # Bob to move, and his move hands the turn to Alice
+        return st.to_move == bob.seat and not st.over and engine.apply(st, bob.seat, bobs(st)).state.to_move == alice.seat
+
+    table = await _table_where(kstore, "prsi", [alice, bob], until)
+    assert table is not None
+    page = await new_phone_page(browser, server.url)
+    await sign_in(page, "Alice")
+    switch = page.locator("#sound-on")
+    assert not await switch.is_checked()
+    await switch.check()
+    await page.reload()
+    await page.wait_for_selector("#sound-on")
+    assert await page.locator("#sound-on").is_checked()
+    await page.goto(f"{server.url}?table={table.id}")
+    await page.wait_for_selector(".table-screen .me")
+    assert await page.evaluate("window.__karty.sound.played") == []
+    await kstore.apply(table.id, bob.seat, bobs((await kstore.get_table(table.id)).state))
+    await page.wait_for_function("() => window.__karty.sound.played.includes('turn')")
+    assert page.karty_errors == []
+    await page.context.close()

@@ -340,7 +340,8 @@ export const T = {
   "co_mean_how_many": "How many cards?",
   "chip_explain": "What this variant changes",
   "finished_tables": "Finished",
-  "lb_local": "Local play: every table has computer players, so no match here is rated and the leaderboard and the chart stay empty. Rated matches are played by people only, in a Telegram chat."
+  "lb_local": "Local play: every table has computer players, so no match here is rated and the leaderboard and the chart stay empty. Rated matches are played by people only, in a Telegram chat.",
+  "sound_effects": "Sound effects (your turn, a callout against you, a round's end)"
  },
  "cs": {
   "app": "Karty",
@@ -681,7 +682,8 @@ export const T = {
   "co_mean_how_many": "Kolik karet?",
   "chip_explain": "Co tato varianta mění",
   "finished_tables": "Dohrané",
-  "lb_local": "Místní hra: u každého stolu hrají počítače, takže se tu žádný zápas nehodnotí a žebříček i graf zůstanou prázdné. Hodnocené zápasy hrají jen lidé, v chatu v Telegramu."
+  "lb_local": "Místní hra: u každého stolu hrají počítače, takže se tu žádný zápas nehodnotí a žebříček i graf zůstanou prázdné. Hodnocené zápasy hrají jen lidé, v chatu v Telegramu.",
+  "sound_effects": "Zvukové efekty (váš tah, hlášení proti vám, konec kola)"
  },
  "ru": {
   "app": "Карты",
@@ -1022,6 +1024,7 @@ export const T = {
   "co_mean_how_many": "Сколько карт?",
   "chip_explain": "Что меняет этот вариант",
   "finished_tables": "Сыгранные",
-  "lb_local": "Локальная игра: за каждым столом играют компьютеры, поэтому матчи здесь не идут в рейтинг, и таблица лидеров и график остаются пустыми. Рейтинговые матчи играют только люди, в чате Telegram."
+  "lb_local": "Локальная игра: за каждым столом играют компьютеры, поэтому матчи здесь не идут в рейтинг, и таблица лидеров и график остаются пустыми. Рейтинговые матчи играют только люди, в чате Telegram.",
+  "sound_effects": "Звуковые эффекты (ваш ход, объявление против вас, конец раунда)"
  }
 };

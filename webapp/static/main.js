@@ -30,6 +30,7 @@ import * as pv from "./variants.js";
 import { rematchBox } from "./rematch.js";
 import { renderReplay } from "./replay.js";
 import * as motion from "./motion.js";
+import * as sound from "./sound.js";
 
 const INIT_KEY = "karty.init_data";
 const CHAT_KEY = "karty.chat";
@@ -252,6 +253,7 @@ function showHome() {
     onRules: () => showRules("prsi"),
     language: language(),
     onLanguage: chooseLanguage,
+    sound: { on: sound.soundOn(), set: sound.setSound },
     onSignOut: tg.local
       ? () => {
           try {
@@ -507,6 +509,7 @@ function announce(events, before = null) {
     if (ev.a === "zevok" || ev.a === "how_many" || ev.a === "one_card") {
       banner(eventText(ev, game), "callout");
       if (ev.seat !== state.seat) tg?.impact("medium");
+      if (state.seat && ev.seat !== state.seat && (ev.against === state.seat || (ev.caught || []).includes(state.seat))) sound.play("callout");
     } else if (ev.a === "bita" || ev.a === "phase2" || ev.a === "out") {
       brief.push(eventText(ev, game));
     } else if (ev.a === "round_end") {
@@ -523,6 +526,8 @@ function announce(events, before = null) {
   }
   if (final) showFinal();
   else if (roundEnd) showRoundEnd(roundEnd, events, before);
+  if (final || roundEnd) sound.play("round");
+  else if (myTurn() && before && !(before.to_move === state.seat && !before.over)) sound.play("turn");
 }
 
 // Mirrors store.common.ROUND_HOLD (also in /api/config as round_hold): how long the
@@ -951,7 +956,7 @@ window.addEventListener("keydown", (e) => {
   }
 });
 
-window.__karty = { state, language, motion: motion.stats, banner }; // for the browser tests and debugging
+window.__karty = { state, language, motion: motion.stats, banner, sound: sound.stats }; // for the browser tests and debugging
 
 boot().catch((e) => {
   renderMessage(root, String(e?.message || e));

@@ -101,7 +101,7 @@ function languageSwitch(current, onLanguage) {
   );
 }
 
-export function renderLobby(root, { user, onNew, onOpen, onReplay, onLeaderboard, onRules, onSignOut, onLanguage, language, tables = null }) {
+export function renderLobby(root, { user, onNew, onOpen, onReplay, onLeaderboard, onRules, onSignOut, onLanguage, language, tables = null, sound = null }) {
   const counts = { prsi: [2, 3, 4, 5], penki: [2, 3, 4, 5, 6] };
   const switches = variantSwitches(); // Prší table variants
   const section = (game, label) => {
@@ -213,6 +213,14 @@ export function renderLobby(root, { user, onNew, onOpen, onReplay, onLeaderboard
         onSignOut ? h("button", { type: "button", class: "btn", onclick: onSignOut }, t("sign_out")) : null,
       ),
       onLanguage ? languageSwitch(language, onLanguage) : null,
+      sound
+        ? h(
+            "label",
+            { class: "sound-switch", for: "sound-on" },
+            h("input", { type: "checkbox", id: "sound-on", checked: sound.on, onchange: (e) => sound.set(e.currentTarget.checked) }),
+            h("span", {}, t("sound_effects")),
+          )
+        : null,
     ),
   );
 }
