@@ -107,3 +107,43 @@ function check() {
 }
 }
 """
+
+
+# An open dialog (issue 25, point 2): every action button inside the viewport and
+# tappable at its centre; the dialog itself on screen; a middle that does not fit either
+# scrolled to its end or marked as scrolling (``.more-below``: a fade and an arrow).
+CHECK_DIALOG = r"""
+() => {
+  const problems = [];
+  const dlg = document.querySelector('#dialog[open]');
+  if (!dlg) return ['no dialog open'];
+  const vw = document.documentElement.clientWidth, vh = window.innerHeight;
+  const kind = dlg.dataset.kind;
+  const r = dlg.getBoundingClientRect();
+  if (r.left < -1 || r.top < -1 || r.right > vw + 1 || r.bottom > vh + 1)
+    problems.push(`${kind}: dialog off screen: ${[r.left, r.top, r.right, r.bottom].map(Math.round)} in ${vw}x${vh}`);
+  const buttons = [...dlg.querySelectorAll('.dialog-actions button')];
+  for (const b of buttons) {
+    const br = b.getBoundingClientRect();
+    if (br.top < -1 || br.bottom > vh + 1 || br.left < -1 || br.right > vw + 1 || br.bottom > r.bottom + 1)
+      problems.push(`${kind}: action "${b.textContent}" out of reach: ${[br.left, br.top, br.right, br.bottom].map(Math.round)}`);
+    const x = br.left + br.width / 2, y = br.top + br.height / 2;
+    const got = document.elementFromPoint(x, y);
+    if (!got || !(got === b || b.contains(got))) problems.push(`${kind}: action "${b.textContent}" covered`);
+  }
+  for (let i = 0; i < buttons.length; i++) for (let j = i + 1; j < buttons.length; j++) {
+    const a = buttons[i].getBoundingClientRect(), b = buttons[j].getBoundingClientRect();
+    if (a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1)
+      problems.push(`${kind}: actions overlap`);
+  }
+  const scroller = dlg.querySelector('.dialog-scroll');
+  const hidden = (el) => el.scrollHeight - el.scrollTop - el.clientHeight > 2;
+  if (!scroller) {
+    if (hidden(dlg)) problems.push(`${kind}: the dialog scrolls with nothing showing it`);
+  } else if (hidden(scroller) && !scroller.classList.contains('more-below')) {
+    problems.push(`${kind}: the middle scrolls with nothing showing it`);
+  }
+  if (dlg.scrollHeight - dlg.clientHeight > 2) problems.push(`${kind}: the dialog itself scrolls`);
+  return problems;
+}
+"""

@@ -15,8 +15,8 @@ import random
 from pathlib import Path
 
 import pytest
-from browser_support import CHROMIUM, DOCS_SCREENSHOTS, SCREENSHOTS, Server, person, screenshot
-from layout_support import CHECK_LAYOUT
+from browser_support import CHROMIUM, DOCS_SCREENSHOTS, HINTS_SEEN, SCREENSHOTS, Server, person, screenshot
+from layout_support import CHECK_DIALOG, CHECK_LAYOUT
 
 import engine
 
@@ -27,7 +27,8 @@ pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium at /usr/bin/chromium"),
 ]
 
-SIZES = [(320, 568), (360, 640), (390, 844), (412, 915), (768, 1024)]
+# Phones upright and on their side, Telegram Desktop's Mini App window, a tablet, a desktop browser.
+SIZES = [(320, 568), (360, 640), (390, 844), (412, 915), (640, 360), (844, 390), (384, 640), (768, 1024), (1280, 800)]
 DOCS = DOCS_SCREENSHOTS
 
 
@@ -66,9 +67,12 @@ def _policy(st, seat, rng):
 
 async def _table_at(kstore, game: str, n: int, until, seed: int = 1):
     """A table of ``n`` people driven through the store until ``until(state)``."""
+    from store import LobbySettings
+
     seats = [person(x) for x in NAMES[:n]]
     for s in range(seed, seed + 40):
-        table = await kstore.create_table(game=game, seats=seats, seed=s)
+        # no turn timer: nothing moves while the page is measured, however slow the machine
+        table = await kstore.create_table(game=game, seats=seats, seed=s, settings=LobbySettings(players=n, turn_seconds=None))
         rng = random.Random(s)
         st = table.state
         actions = []
@@ -117,9 +121,7 @@ async def _page(browser, server, size, scheme="light", locale="en-US"):
         has_touch=True, is_mobile=True, color_scheme=scheme, reduced_motion="reduce",
     )
     # The first-time hints seen already: the screenshots show the table itself.
-    await ctx.add_init_script(
-        script="for (const k of ['prsi', 'penki1', 'penki2']) localStorage.setItem('karty.hint.' + k, '1');"
-    )
+    await ctx.add_init_script(script=HINTS_SEEN)
     page = await ctx.new_page()
     page.set_default_timeout(20000)
     errors: list[str] = []
@@ -132,24 +134,51 @@ async def _page(browser, server, size, scheme="light", locale="en-US"):
     return ctx, page
 
 
-@pytest.mark.parametrize("state", list(STATES))
-async def test_table_fits_every_size(server, kstore, browser, state):
-    game, n, until = STATES[state]
-    table = await _table_at(kstore, game, n, until)
+# A representative subset runs in ``make test``; the rest of the matrix is marked slow.
+QUICK_SIZES = [(360, 640), (640, 360), (384, 640)]
+SLOW_SIZES = [size for size in SIZES if size not in QUICK_SIZES]
+
+
+async def _fits(server, kstore, browser, sizes):
+    """Every state of :data:`STATES` at every size of ``sizes`` (one page per size), and the
+    scores dialog over it: the problems found, by size."""
+    tables = {state: await _table_at(kstore, *STATES[state][:3]) for state in STATES}
     problems: dict[str, list[str]] = {}
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    for size in SIZES:
+    for size in sizes:
         ctx, page = await _page(browser, server, size)
-        await page.goto(f"{server.url}?table={table.id}")
-        await page.wait_for_selector(".table-screen .me")
-        await page.wait_for_function("() => document.fonts.status === 'loaded'")
-        found = await page.evaluate(CHECK_LAYOUT)
-        (SCREENSHOTS / f"layout-{state}-{size[0]}x{size[1]}.txt").write_text("\n".join(found))
-        if found:
-            problems[f"{size[0]}x{size[1]}"] = found
-        await screenshot(page, f"layout-{state}-{size[0]}x{size[1]}")
+        for state, table in tables.items():
+            label = f"{state}-{size[0]}x{size[1]}"
+            await page.goto(f"{server.url}?table={table.id}")
+            await page.wait_for_selector(".table-screen .me")
+            await page.wait_for_function("() => document.fonts.status === 'loaded'")
+            found = await page.evaluate(CHECK_LAYOUT)
+            await screenshot(page, f"layout-{label}")
+            # the scores dialog (the match table, the players) at the same size
+            await page.locator(".topbar .icon-btn[aria-label=Scores]").click()
+            await page.wait_for_selector("#dialog[open]")
+            found += await page.evaluate(CHECK_DIALOG)
+            (SCREENSHOTS / f"layout-{label}.txt").write_text("\n".join(found))
+            if found:
+                problems[label] = found
         assert page.karty_errors == []
         await ctx.close()
+    return problems
+
+
+@pytest.mark.timeout(900)  # a hang guard: fifteen pages on a saturated machine
+async def test_table_fits_every_size(server, kstore, browser):
+    """Both games, every phase, at a phone upright, a phone on its side and Telegram
+    Desktop's window: nothing that matters off screen, cut off or under another element."""
+    problems = await _fits(server, kstore, browser, QUICK_SIZES)
+    assert not problems, problems
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+async def test_table_fits_every_size_all(server, kstore, browser):
+    """The rest of the size matrix (:data:`SIZES`)."""
+    problems = await _fits(server, kstore, browser, SLOW_SIZES)
     assert not problems, problems
 
 
@@ -176,3 +205,50 @@ def test_docs_screenshots_present():
         for width in (390, 360):
             for scheme in ("light", "dark"):
                 assert f"{label}-{width}-{scheme}.png" in names
+
+
+def _bob_goes_out(st, me):
+    """Prší, two people: Bob (the second seat) to move with one card he may play."""
+    bob = st.players[1]
+    if st.over or st.to_move != bob or len(st.hands[1]) != 1:
+        return False
+    return any(a["a"] == "play" for a in engine.legal_actions(st, bob))
+
+
+@pytest.mark.parametrize("sizes", [QUICK_SIZES, pytest.param(SLOW_SIZES, marks=pytest.mark.slow)], ids=["quick", "all"])
+@pytest.mark.timeout(900)
+async def test_dialogs_fit_every_size(server, kstore, browser, sizes):
+    """The end-of-match sheets (five at Prší, six at Penki) and a Prší round's end at every
+    size: their actions on screen and tappable, a middle that does not fit marked as scrolling."""
+    finished = [
+        await _table_at(kstore, "prsi", 5, lambda st, me: st.over),
+        await _table_at(kstore, "penki", 6, lambda st, me: st.over),
+    ]
+    problems: dict[str, list[str]] = {}
+    for size in sizes:
+        label = f"{size[0]}x{size[1]}"
+        ctx, page = await _page(browser, server, size)
+        found = []
+        for table in finished:
+            await page.goto(f"{server.url}?table={table.id}")
+            await page.wait_for_selector("#dialog[open][data-kind=final]")
+            found += await page.evaluate(CHECK_DIALOG)
+            await screenshot(page, f"dialog-final-{table.game}-{label}")
+        # a round's end, live: Bob goes out while Alice watches
+        table = await _table_at(kstore, "prsi", 2, _bob_goes_out)
+        st = (await kstore.get_table(table.id)).state
+        bob = st.players[1]
+        await page.goto(f"{server.url}?table={table.id}")
+        await page.wait_for_selector(".table-screen .me")
+        play = next(a for a in engine.legal_actions(st, bob) if a["a"] == "play")
+        if play.get("card", "").startswith("Q") and "suit" not in play:
+            play = {**play, "suit": play["card"][-1]}
+        await kstore.apply(table.id, bob, play)
+        await page.wait_for_selector("#dialog[open][data-kind=round]")
+        found += await page.evaluate(CHECK_DIALOG)
+        await screenshot(page, f"dialog-round-{label}")
+        if found:
+            problems[label] = found
+        assert page.karty_errors == []
+        await ctx.close()
+    assert not problems, problems

@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from browser_support import CHROMIUM, Server
+from browser_support import CHROMIUM, HINTS_SEEN, Server
 
 pytest.importorskip("playwright.async_api")
 
@@ -99,6 +99,7 @@ async def test_an_app_open_past_its_initdata_keeps_playing_then_says_reopen(serv
     # signed now, just before the app opens: its 20 s start when the page does
     init_data = _post(server.url + "api/local/login", {"name": "Alice", "language": "en"})["init_data"]
     ctx = await browser.new_context(viewport={"width": 390, "height": 844}, locale="en-US")
+    await ctx.add_init_script(script=HINTS_SEEN)
     await ctx.add_init_script(script=f"{TELEGRAM}({json.dumps([init_data, table.id])})")
     page = await ctx.new_page()
     sockets: list[str] = []
@@ -126,4 +127,38 @@ async def test_an_app_open_past_its_initdata_keeps_playing_then_says_reopen(serv
     assert len(sockets) == before, sockets[before:]
     await page.get_by_role("button", name="Reopen Karty").click()
     assert "close" in await page.evaluate("window.__tgCalls")
+    await ctx.close()
+
+
+async def test_a_page_opened_with_expired_initdata_says_reopen_not_retry(server, kstore, browser):
+    """Issue 25, point 10: a client that cached initData past its life opens the app with it.
+    The page shows the one "Reopen Karty" screen, not "Connection problem. Retrying…" and a
+    Continue that tries again."""
+    from store import LobbySettings, Seat
+    from webapp.auth import local_user_id
+
+    uid = local_user_id("Alice")
+    table = await kstore.create_table(game="prsi", seed=1,
+                                      seats=[Seat(seat=f"u{uid}", user_id=uid, name="Alice"),
+                                             Seat(seat="c1", name="Karel", computer=True)],
+                                      settings=LobbySettings(players=2, turn_seconds=None))
+    init_data = _post(server.url + "api/local/login", {"name": "Alice", "language": "en"})["init_data"]
+    for _ in range(1200):  # a hang guard: it runs out 20 s after signing
+        if _status(server.url + "api/me", init_data) == 401:
+            break
+        await asyncio.sleep(0.1)
+    assert _status(server.url + "api/me", init_data) == 401
+    ctx = await browser.new_context(viewport={"width": 390, "height": 844}, locale="en-US")
+    await ctx.add_init_script(script=HINTS_SEEN)
+    await ctx.add_init_script(script=f"{TELEGRAM}({json.dumps([init_data, table.id])})")
+    page = await ctx.new_page()
+    sockets: list[str] = []
+    page.on("websocket", lambda ws: sockets.append(ws.url))
+    await page.goto(server.url)
+    await page.get_by_role("button", name="Reopen Karty").wait_for(timeout=30000)
+    await asyncio.sleep(2)  # whatever else the page was doing has finished
+    assert await page.get_by_role("button", name="Reopen Karty").count() == 1
+    assert not await page.get_by_text("Connection problem").count()
+    assert not await page.get_by_role("button", name="Continue").count()
+    assert sockets == []
     await ctx.close()

@@ -499,7 +499,9 @@ async def test_round_end_holds_with_the_last_card_and_the_last_seven(server, kst
     assert await dialog.locator(f".round-last .card[data-card='{seven}']").count() == 1
     rows = await dialog.locator("table.round tbody tr").all_inner_texts()
     assert any(r.startswith("Bob") and f"{bob_left} cards" in r for r in rows), rows
-    assert "Next round in" in await dialog.locator(".round-countdown").inner_text()
+    mover = (await view_of(page))["to_move"]
+    said = await dialog.locator(".round-countdown").inner_text()
+    assert said == ("Round 2 is dealt: your turn" if mover == alice.seat else "Round 2 is dealt: Bob to move"), said
     await asyncio.sleep(0.3)
     await screenshot(page, "prsi-round-end")
     # Nobody taps: the countdown runs out and the dialog closes; the new round is on.
@@ -579,12 +581,11 @@ async def test_one_card_button_ready_after_a_penalty_card(server, kstore, browse
 
 
 async def test_rules_from_the_table_lobby_and_link_with_first_time_hint(server, kstore, browser):
-    """A first-time hint over a new table lets taps through and goes with the first one,
-    for good; the ? button opens the game's rules (sections, card pictures) and Back
+    """A first-time hint over a new table goes with the first tap, for good; the ? button opens the game's rules (sections, card pictures) and Back
     returns to the table; the lobby and ``?page=rules`` reach them too, in Russian."""
     alice = person("Alice")
     table = await kstore.create_table(game="penki", seats=[alice, person("Bob")], seed=3)
-    page = await open_table(browser, server, "Alice", table.id)
+    page = await open_table(browser, server, "Alice", table.id, hints=True)
     hint = page.locator("#first-hint")
     await hint.wait_for()
     assert "Phase 1" in await hint.inner_text()

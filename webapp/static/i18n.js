@@ -89,6 +89,15 @@ export function t(key, params = {}) {
   return text.replace(/\{(\w+)\}/g, (_, k) => (k in params ? String(params[k]) : `{${k}}`));
 }
 
+/**
+ * The text for ``key`` as the face set ``faces`` names the cards (issue 25, point 5):
+ * ``key_fr`` with French faces when there is one (Jack, Queen, king of spades), else
+ * ``key`` (the German-suited pack's Unter, Ober, king of leaves).
+ */
+export function tf(key, faces, params = {}) {
+  return t(faces === "french" && (T[lang][`${key}_fr`] ?? T.en[`${key}_fr`]) !== undefined ? `${key}_fr` : key, params);
+}
+
 const CARD_FORMS = {
   en: { one: "{n} card", other: "{n} cards" },
   cs: { one: "{n} karta", few: "{n} karty", other: "{n} karet" },
@@ -157,9 +166,9 @@ export function reasonText(code, detail, { faces = "french", nameOf = (x) => x }
       const params = {};
       parts.forEach((part, i) => {
         const x = m[i + 1];
-        params[part] = part === "name" ? nameOf(x) : part === "suit" ? suitName(x, faces) : part === "rank" ? rankName(x, faces) : cardShort(x, faces);
+        params[part] = part === "name" ? nameOf(x) : part === "suit" ? suitName(x, faces) : part === "rank" ? rankName(x, faces, "acc") : cardShort(x, faces);
       });
-      return t(key, params);
+      return tf(key, faces, params);
     }
   }
   const general = T[lang][`r_${code}`] ?? T.en[`r_${code}`];
@@ -200,8 +209,24 @@ export function cardShort(card, faces) {
   return `${indexLabel(card, faces)}${SUIT_SYMBOLS[suitOf(card)]}`;
 }
 
-/** A rank in words ("sedma", "queen"); a Jack's named rank (PV5). */
-export function rankName(rank, faces) {
+// The accusative of a rank where it differs ("Spodek chce osmu", "заказал девятку").
+const RANKS_ACC = {
+  german: {
+    cs: { 7: "sedmu", 8: "osmu", 9: "devítku", 10: "desítku", J: "spodka", Q: "svrška", K: "krále" },
+    ru: { 7: "семёрку", 8: "восьмёрку", 9: "девятку", 10: "десятку", J: "унтера", Q: "обера", K: "короля", A: "туза" },
+  },
+  french: {
+    cs: { 6: "šestku", 7: "sedmu", 8: "osmu", 9: "devítku", 10: "desítku", J: "kluka", Q: "dámu", K: "krále" },
+    ru: { 6: "шестёрку", 7: "семёрку", 8: "восьмёрку", 9: "девятку", 10: "десятку", J: "валета", Q: "даму", K: "короля", A: "туза" },
+  },
+};
+
+/** A rank in words ("sedma", "queen"); a Jack's named rank (PV5); ``grammatical = "acc"``: as an object. */
+export function rankName(rank, faces, grammatical = null) {
+  if (grammatical === "acc") {
+    const acc = RANKS_ACC[faces === "german" ? "german" : "french"][lang]?.[rank];
+    if (acc) return acc;
+  }
   return names(faces).ranks[rank] || rank;
 }
 

@@ -1,8 +1,8 @@
 // The one entry point: finds Telegram (or local play), signs in, opens the table
 // named by ?table= or Telegram's start_param, and wires actions to the server.
 
-import { Api, onSignedOut, TableSocket } from "./api.js";
-import { callout as calloutName, cardShort, cardsText, language, reasonText, setLanguage, t } from "./i18n.js";
+import { Api, isAuthError, onSignedOut, TableSocket } from "./api.js";
+import { callout as calloutName, cardShort, cardsText, language, reasonText, setLanguage, t, tf } from "./i18n.js";
 import {
   banner,
   closeDialog,
@@ -24,12 +24,13 @@ import {
 } from "./render.js";
 import { renderRules, rulesGame } from "./rules.js";
 import { renderLeaderboard, renderLoading, renderLobby, renderMessage, renderSignin } from "./screens.js";
-import { acceptVersion, legalOf, myTurn, nameOf, resetTable, saveFaces, state } from "./state.js";
+import { acceptVersion, isComputer, legalOf, myTurn, nameOf, resetTable, saveFaces, state } from "./state.js";
 import { detectTelegram, localTelegram } from "./tg.js";
 import * as pv from "./variants.js";
 import { rematchBox } from "./rematch.js";
 import { renderReplay } from "./replay.js";
 import * as motion from "./motion.js";
+import * as sound from "./sound.js";
 
 const INIT_KEY = "karty.init_data";
 const CHAT_KEY = "karty.chat";
@@ -173,6 +174,9 @@ async function signedIn() {
       showSignin();
       return;
     }
+    // Inside Telegram: initData refused (older than its 24 h, say) and no session: the
+    // "Reopen Karty" screen is up (signedOut); nothing more is tried (issue 25, point 10).
+    if (isAuthError(e.status, e.code)) return;
   }
   tg.onActivated(() => {
     if (screen === "table") {
@@ -243,11 +247,13 @@ function showHome() {
     user: state.user,
     tables: api.myTables().then((d) => d?.tables || []).catch(() => []),
     onOpen: goTable,
+    onReplay: goReplay,
     onNew: tg.local ? newTable : null,
     onLeaderboard: () => showLeaderboard(),
     onRules: () => showRules("prsi"),
     language: language(),
     onLanguage: chooseLanguage,
+    sound: { on: sound.soundOn(), set: sound.setSound },
     onSignOut: tg.local
       ? () => {
           try {
@@ -304,7 +310,7 @@ function showLeaderboard() {
     } else showHome();
   };
   tg.setBack(back);
-  renderLeaderboard(root, { api, chatId, game: state.table?.game || state.view?.game, onBack: back });
+  renderLeaderboard(root, { api, chatId, game: state.table?.game || state.view?.game, onBack: back, local: Boolean(tg.local) });
 }
 
 /** The rules screen of ``game``; back returns to the table (or the lobby) it came from. */
@@ -322,7 +328,9 @@ function showRules(game) {
     } else showHome();
   };
   tg.setBack(back);
-  renderRules(root, { game, faces: state.faces, onBack: back });
+  // At a table: its rules, as its variants change them (issue 25, point 4).
+  const variants = from === "table" && state.view?.game === "prsi" ? state.view.variants || [] : [];
+  renderRules(root, { game, faces: state.faces, variants, onBack: back });
   window.scrollTo(0, 0);
 }
 
@@ -351,7 +359,7 @@ function maybeHint(v) {
   const box = h(
     "div",
     { id: "first-hint", class: "first-hint", role: "note", dataset: { key } },
-    h("p", {}, t(`hint_${key}`)),
+    h("p", {}, tf(`hint_${key}`, v.game === "prsi" ? state.faces : "french")),
     h("p", { class: "hint-more" }, t("hint_more")),
   );
   document.body.appendChild(box);
@@ -364,9 +372,26 @@ function maybeHint(v) {
       /* private mode: shown again next time */
     }
     box.remove();
+    swallowNextClick(); // the tap that closes the tip plays nothing (issue 25, point 1)
   };
   // Read for a moment first: a tap already under way does not dismiss it.
   setTimeout(() => document.addEventListener("pointerdown", done, true), 300);
+}
+
+/**
+ * The click a tap is about to produce reaches nothing: the tap only closed a tip. A tap
+ * that never becomes a click (a scroll) leaves nothing behind: the guard lapses.
+ */
+function swallowNextClick() {
+  const swallow = (e) => {
+    e.stopPropagation();
+    e.preventDefault();
+    document.removeEventListener("click", swallow, true);
+  };
+  document.addEventListener("click", swallow, true);
+  const lapse = () => setTimeout(() => document.removeEventListener("click", swallow, true), 400);
+  document.addEventListener("pointerup", lapse, { capture: true, once: true });
+  document.addEventListener("pointercancel", lapse, { capture: true, once: true });
 }
 
 /**
@@ -406,6 +431,7 @@ async function openTable(id) {
   try {
     data = await api.table(id);
   } catch (e) {
+    if (isAuthError(e.status, e.code) && !tg.local) return; // signedOut's screen says what to do
     if (e.status === 404) renderMessage(root, t("table_missing"), [{ label: t("back"), onClick: goHome }]);
     else renderMessage(root, t("net_error"), [{ label: t("next"), onClick: () => openTable(id) }]);
     return;
@@ -483,6 +509,7 @@ function announce(events, before = null) {
     if (ev.a === "zevok" || ev.a === "how_many" || ev.a === "one_card") {
       banner(eventText(ev, game), "callout");
       if (ev.seat !== state.seat) tg?.impact("medium");
+      if (state.seat && ev.seat !== state.seat && (ev.against === state.seat || (ev.caught || []).includes(state.seat))) sound.play("callout");
     } else if (ev.a === "bita" || ev.a === "phase2" || ev.a === "out") {
       brief.push(eventText(ev, game));
     } else if (ev.a === "round_end") {
@@ -499,6 +526,8 @@ function announce(events, before = null) {
   }
   if (final) showFinal();
   else if (roundEnd) showRoundEnd(roundEnd, events, before);
+  if (final || roundEnd) sound.play("round");
+  else if (myTurn() && before && !(before.to_move === state.seat && !before.over)) sound.play("turn");
 }
 
 // Mirrors store.common.ROUND_HOLD (also in /api/config as round_hold): how long the
@@ -507,9 +536,12 @@ const ROUND_HOLD_DEFAULT = 6;
 let roundTimer = null;
 
 /**
- * The end of a Prší round, held: the last card on the pile and who played it, who drew
- * for a last 7, what everyone had left, the points; the next round starts after the
- * countdown shown (the server holds its computers and timers as long) or on Continue.
+ * The end of a Prší round: the last card on the pile and who played it, who drew for a
+ * last 7, what everyone had left, the points. The next round is dealt at once; the server
+ * holds only its computers and turn timers (ROUND_HOLD). So the dialog says what is true
+ * (issue 25, point 8): your turn in the next round, a person to move, or the computers
+ * waiting N s; it closes on Continue, when the hold is over, or as soon as anything moves
+ * in the next round (the view's version moves on), so it never hides the table in play.
  */
 function showRoundEnd(ev, events, before) {
   const i = events.indexOf(ev);
@@ -518,23 +550,38 @@ function showRoundEnd(ev, events, before) {
   const drew = upTo.slice(lastPlay ? upTo.indexOf(lastPlay) + 1 : 0).filter((e) => e.a === "draw" || e.a === "forgiven");
   const hold = Math.max(1, Number(config?.round_hold) || ROUND_HOLD_DEFAULT);
   const ends = Date.now() + hold * 1000;
+  const dealtAt = state.version;
+  const next = (state.view?.round || ev.round + 1);
   const countdown = h("p", { class: "round-countdown", role: "timer" });
   const bar = h("div", { class: "round-bar", "aria-hidden": "true" }, h("span", {}));
   const tickDown = () => {
-    const left = Math.max(0, Math.ceil((ends - Date.now()) / 1000));
-    countdown.textContent = t("next_round_in", { n: left });
-    bar.firstChild.style.width = `${Math.max(0, Math.min(100, ((ends - Date.now()) / (hold * 1000)) * 100))}%`;
-    if (left <= 0) {
+    if (state.dialog !== "round" || state.version !== dealtAt) {
       clearInterval(roundTimer);
       roundTimer = null;
       if (state.dialog === "round") closeDialog();
+      return;
+    }
+    const leftMs = Math.max(0, ends - Date.now());
+    const left = Math.ceil(leftMs / 1000);
+    const mover = state.view?.to_move;
+    let text;
+    if (mover && mover === state.seat) text = t("next_round_yours", { n: next });
+    else if (mover && !isComputer(mover)) text = t("next_round_person", { n: next, name: nameOf(mover) });
+    else text = t("next_round_computers", { n: next, s: left });
+    if (countdown.textContent !== text) countdown.textContent = text;
+    bar.hidden = !(mover && isComputer(mover));
+    bar.firstChild.style.width = `${Math.max(0, Math.min(100, (leftMs / (hold * 1000)) * 100))}%`;
+    if (left <= 0) {
+      clearInterval(roundTimer);
+      roundTimer = null;
+      closeDialog();
     }
   };
   clearInterval(roundTimer);
   openDialog(
     "round",
     t("round_over_by", { n: ev.round, name: nameOf(ev.winner) }),
-    h("div", {}, roundResult(ev, { lastPlay, drew, before }), countdown, bar),
+    roundResult(ev, { lastPlay, drew, before }),
     [
       {
         label: t("next"),
@@ -546,6 +593,7 @@ function showRoundEnd(ev, events, before) {
         },
       },
     ],
+    { lead: [countdown, bar], key: dealtAt },
   );
   tickDown();
   roundTimer = setInterval(tickDown, 250);
@@ -639,6 +687,7 @@ function syncDialogs() {
     return;
   }
   if (state.dialog === "give") closeDialog();
+  if (state.dialog === "round" && state.dialogKey !== null && state.version > state.dialogKey) closeDialog();
   if (state.dialog === "suit") {
     const queen = state.dialogKey;
     if (!myTurn() || !legalOf("play").some((a) => a.card === queen)) closeDialog();
@@ -907,7 +956,7 @@ window.addEventListener("keydown", (e) => {
   }
 });
 
-window.__karty = { state, language, motion: motion.stats }; // for the browser tests and debugging
+window.__karty = { state, language, motion: motion.stats, banner, sound: sound.stats }; // for the browser tests and debugging
 
 boot().catch((e) => {
   renderMessage(root, String(e?.message || e));

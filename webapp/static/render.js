@@ -3,7 +3,7 @@
 
 import { serverNow } from "./clock.js";
 import { backFigure, cardButton, cardFigure, suitSvg } from "./cards.js";
-import { callout, cardName, cardShort, cardsText, suitName, t } from "./i18n.js";
+import { callout, cardName, cardShort, cardsText, language, suitName, t } from "./i18n.js";
 import { isComputer, legal, legalOf, myTurn, nameOf, state } from "./state.js";
 import * as pv from "./variants.js";
 
@@ -53,22 +53,65 @@ export function toast(text, kind = "info") {
 }
 
 let bannerTimer = null;
-let bannerKind = null;
-let bannerUntil = 0;
-/** A big banner everyone sees (callout races, Бита); Бита and the phase change are brief. */
+let bannerShowing = null; // {text, kind} on screen now
+const bannerQueue = []; // what waits its turn: announcements queue, never replace each other
+
+/**
+ * A big banner everyone sees (callout races, Бита, the phase change). Banners queue
+ * (issue 25, point 7): one shown at a time, each for ``ms``, a callout ahead of the
+ * brief ones; the same text twice in a row is shown once. It sits over the move list
+ * (information, never a tap target), so it covers no pile, card or button.
+ */
 export function banner(text, kind = "callout", ms = kind === "callout" ? 2800 : 1700) {
   const box = document.getElementById("banner");
   if (!box) return;
-  // A callout's result stays readable: a Бита right after it does not replace it.
-  if (kind !== "callout" && bannerKind === "callout" && Date.now() < bannerUntil) return;
-  bannerKind = kind;
-  bannerUntil = Date.now() + ms;
-  box.replaceChildren(h("div", { class: `banner-inner ${kind}` }, text));
+  const item = { text, kind, ms };
+  const same = (x) => x && x.text === text;
+  if (same(bannerShowing) || bannerQueue.some(same)) return;
+  if (bannerShowing) {
+    if (kind === "callout") {
+      const firstBrief = bannerQueue.findIndex((x) => x.kind !== "callout");
+      bannerQueue.splice(firstBrief < 0 ? bannerQueue.length : firstBrief, 0, item);
+    } else bannerQueue.push(item);
+    while (bannerQueue.length > 4) bannerQueue.splice(bannerQueue.findIndex((x) => x.kind !== "callout") >>> 0, 1);
+    return;
+  }
+  showBanner(box, item);
+}
+
+function showBanner(box, item) {
+  bannerShowing = item;
+  box.replaceChildren(h("div", { class: `banner-inner ${item.kind}` }, item.text));
+  placeBanner(box);
   box.classList.remove("show");
   void box.offsetWidth; // restart the animation
   box.classList.add("show");
   clearTimeout(bannerTimer);
-  bannerTimer = setTimeout(() => box.classList.remove("show"), ms);
+  bannerTimer = setTimeout(() => {
+    box.classList.remove("show");
+    bannerShowing = null;
+    const next = bannerQueue.shift();
+    if (next) bannerTimer = setTimeout(() => showBanner(box, next), 200);
+  }, item.ms);
+}
+
+/** Over the move list when a table is on screen (centred on it), else under the top bar. */
+function placeBanner(box) {
+  const ticker = document.querySelector(".table-screen .ticker");
+  if (!ticker) {
+    box.style.top = "";
+    return;
+  }
+  const r = ticker.getBoundingClientRect();
+  const inner = box.firstChild.getBoundingClientRect();
+  box.style.top = `${Math.max(0, Math.round(r.top + r.height / 2 - inner.height / 2))}px`;
+  box.style.left = `${Math.round(r.left)}px`;
+  box.style.right = `${Math.round(document.documentElement.clientWidth - r.right)}px`;
+}
+
+/** Forget queued banners (another table). */
+export function resetBanners() {
+  bannerQueue.length = 0;
 }
 
 export function setConnection(status) {
@@ -88,7 +131,7 @@ export function closeDialog() {
 }
 
 /** A modal dialog; actions: [{label, onClick, primary}]. */
-export function openDialog(kind, title, body, actions = [], { dismissable = true, key = null } = {}) {
+export function openDialog(kind, title, body, actions = [], { dismissable = true, key = null, lead = null } = {}) {
   const dlg = document.getElementById("dialog");
   if (!dlg) return;
   state.dialog = kind;
@@ -102,7 +145,17 @@ export function openDialog(kind, title, body, actions = [], { dismissable = true
       h("button", { type: "button", class: a.primary ? "btn primary" : "btn", onclick: a.onClick }, a.label),
     ),
   );
-  dlg.replaceChildren(h("div", { class: "dialog-body" }, heading, body, actions.length ? buttons : null));
+  // The viewer's turn timer, inside the dialog: the ring behind the backdrop is out of sight.
+  const timer = h("p", { class: "dialog-timer", role: "timer", "aria-live": "off", hidden: true });
+  // The title and the actions stay in view; what is between scrolls, and says so.
+  const scroller = h("div", { class: "dialog-scroll", tabindex: "-1" }, body);
+  const more = () => scroller.classList.toggle("more-below", scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight > 2);
+  scroller.addEventListener("scroll", more, { passive: true });
+  // ``lead``: what stays in view under the title (the round's countdown).
+  const top = lead ? h("div", { class: "dialog-lead" }, lead) : null;
+  dlg.replaceChildren(h("div", { class: "dialog-body" }, heading, timer, top, scroller, actions.length ? buttons : null));
+  requestAnimationFrame(more);
+  if (typeof ResizeObserver === "function") new ResizeObserver(more).observe(scroller);
   dlg.setAttribute("aria-labelledby", "dialog-title");
   dlg.oncancel = (e) => {
     if (!dismissable) e.preventDefault();
@@ -150,12 +203,30 @@ function avatar(seatId, big = false) {
   );
 }
 
-/** Move the countdown ring of the seat to move; called a few times a second. */
+/**
+ * Whether the turn timer now runs for the viewer: their turn, or a penalty card they owe
+ * (R18), at a timed table.
+ */
+function timerIsMine() {
+  const v = state.view;
+  if (!v || v.over || !state.seat || !state.deadline) return false;
+  return myTurn() || legalOf("give").length > 0;
+}
+
+/** Move the countdown ring of the seat to move, and a dialog's own countdown; called a few times a second. */
 export function updateTimers() {
   const v = state.view;
   const total = state.table?.settings?.turn_seconds || 60;
   const now = serverNow(); // the deadline is on the server's clock (clock.js)
   const left = state.deadline ? Math.max(0, state.deadline - now) : null;
+  const inDialog = document.querySelector("#dialog[open] .dialog-timer");
+  if (inDialog) {
+    const mine = timerIsMine() && left !== null;
+    inDialog.hidden = !mine;
+    inDialog.classList.toggle("hurry", mine && left <= 10);
+    const text = mine ? t("dialog_timer", { n: Math.ceil(left) }) : "";
+    if (inDialog.textContent !== text) inDialog.textContent = text;
+  }
   for (const av of document.querySelectorAll(".avatar")) {
     const active = v && !v.over && v.to_move === av.dataset.seat && left !== null;
     av.classList.toggle("timing", !!active);
@@ -223,7 +294,8 @@ export function eventText(ev, game) {
     case "take":
       return t("ev_take", { name: n(ev.seat), card: card(ev.card) });
     case "bita":
-      return t("ev_bita", { name: n(ev.leader) });
+      // no leader when the Бита ended the game (everyone out): no "Бита! leads" with no name
+      return ev.leader ? t("ev_bita", { name: n(ev.leader) }) : t("bita");
     case "one_card":
       return t("ev_one_card", { name: n(ev.seat) });
     case "how_many": {
@@ -804,7 +876,8 @@ function penkiPhase2(handlers) {
       ? h(
           "div",
           { class: "center-side" },
-          v.discarded ? h("div", { class: "phase-tag" }, `${t("discarded")}: ${v.discarded}`) : null,
+          // "Бита: 24" said in words: the cards cleared from the table, out of play (issue 25, point 9)
+          v.discarded ? h("div", { class: "phase-tag discarded", role: "note", title: t("discarded_what"), "aria-label": `${t("discarded_n", { n: v.discarded })}. ${t("discarded_what")}` }, t("discarded_n", { n: v.discarded })) : null,
           beatHint ? h("p", { class: "hint" }, t("beat_hint")) : null,
         )
       : null,
@@ -869,13 +942,14 @@ function calloutBar(handlers) {
           class: `callout callout-${k}${state.view.over || (k === "zevok") !== (state.view.phase === 1) ? " off-phase" : ""}${k === "one_card" && ready ? " ready" : ""}`,
           "aria-description": k === "one_card" && ready ? t("one_card_ready") : null,
           dataset: { callout: k },
-          lang: "ru",
           onpointerdown: (e) => e.currentTarget.classList.add("pressed"),
           onpointerup: (e) => e.currentTarget.classList.remove("pressed"),
           onpointerleave: (e) => e.currentTarget.classList.remove("pressed"),
           onclick: (e) => handlers.onCallout(k, e.currentTarget),
         },
-        callout(k),
+        // The Russian call as it is shouted, and in cs/en what it means (issue 25, point 9).
+        h("span", { class: "callout-call", lang: "ru" }, callout(k)),
+        language() === "ru" ? null : h("span", { class: "callout-mean" }, t(`co_mean_${k}`)),
       ),
     ),
   );

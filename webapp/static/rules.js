@@ -3,7 +3,7 @@
 // The texts are i18n.js keys (rp* Prší, rk* Penki), one title and one paragraph each.
 
 import { cardFigure } from "./cards.js";
-import { t } from "./i18n.js";
+import { t, tf } from "./i18n.js";
 import { h, icon } from "./render.js";
 
 // Sections: the text key and the cards pictured (with an optional caption each).
@@ -32,6 +32,12 @@ const SECTIONS = {
   ],
 };
 
+// Prší variants (RULES.md PV1–PV7) that change what a section says: the section's text at
+// such a table (one that contradicts the plain rule is replaced: "Drawing ends your turn"
+// is not true with Draw and play), and the variants shown as its "At this table" note.
+const REPLACED = { rp1: ["PV4", "rp1_pv4"], rp2: ["PV7", "rp2_pv7"], rp3: ["PV1", "rp3_pv1"], rp7: ["PV2", "rp7_pv2"] };
+const TOUCHES = { rp1: ["PV4"], rp2: ["PV7"], rp3: ["PV1", "PV6"], rp5: ["PV5"], rp7: ["PV2", "PV3", "PV3q"] };
+
 /** Which rules screen ``?page=rules&game=…`` or a start parameter ``rules-prsi`` names (else null). */
 export function rulesGame(params, startParam) {
   if (params.get("page") === "rules") return params.get("game") === "penki" ? "penki" : "prsi";
@@ -40,7 +46,7 @@ export function rulesGame(params, startParam) {
 }
 
 /** The rules of ``game`` with tabs for both games; ``faces``: how Prší's cards are drawn. */
-export function renderRules(root, { game = "prsi", faces = "german", onBack }) {
+export function renderRules(root, { game = "prsi", faces = "german", variants = [], onBack }) {
   let current = game;
   const body = h("div", { class: "rules-body" });
   const tabs = h("div", { class: "tabs", role: "tablist" });
@@ -67,13 +73,30 @@ export function renderRules(root, { game = "prsi", faces = "german", onBack }) {
       ),
     );
     const pack = current === "prsi" ? faces : "french";
+    const on = current === "prsi" ? variants || [] : [];
+    const text = (key) => {
+      const swap = REPLACED[key];
+      return tf(swap && on.includes(swap[0]) ? swap[1] : key, pack);
+    };
+    const changed = (key) => (TOUCHES[key] || []).filter((n) => on.includes(n));
+    const intro = on.length
+      ? h(
+          "section",
+          { class: "rules-section rules-variants", dataset: { rule: "variants" } },
+          h("h2", {}, t("rules_table_variants")),
+          h("p", { class: "muted" }, t("variants_friendly")),
+          h("ul", {}, on.map((n) => h("li", { dataset: { variant: n } }, h("strong", {}, tf(`pv_${n}`, pack)), " — ", tf(`pvh_${n}`, pack)))),
+        )
+      : null;
     body.replaceChildren(
+      ...(intro ? [intro] : []),
       ...SECTIONS[current].map(([key, cards]) =>
         h(
           "section",
-          { class: "rules-section", dataset: { rule: key } },
-          h("h2", {}, t(`${key}_t`)),
-          h("p", {}, t(key)),
+          { class: `rules-section${changed(key).length ? " changed" : ""}`, dataset: { rule: key } },
+          h("h2", {}, tf(`${key}_t`, pack)),
+          changed(key).length ? h("p", {}, h("span", { class: "rules-changed" }, `${t("rules_changed")}: ${changed(key).map((n) => tf(`pv_${n}`, pack)).join(", ")}`)) : null,
+          h("p", {}, text(key)),
           cards.length
             ? h(
                 "div",

@@ -69,8 +69,8 @@ function tableListing(x) {
   const seats = x.seats || [];
   const nameOf = (id) => seats.find((s) => s.seat === id)?.name || "";
   const stage = x.game === "prsi" && x.round ? t("round", { n: x.round, of: x.rounds || 5 }) : x.phase ? t(`phase${x.phase}`) : "";
-  const mine = x.seat && x.to_move === x.seat;
-  const turn = mine ? t("your_turn") : x.to_move ? t("turn_of", { name: nameOf(x.to_move) }) : "";
+  const mine = !x.over && x.seat && x.to_move === x.seat;
+  const turn = x.over ? t(x.game === "prsi" ? "match_over" : "game_over") : mine ? t("your_turn") : x.to_move ? t("turn_of", { name: nameOf(x.to_move) }) : "";
   const players = seats.map((s) => (s.computer ? `${s.name} (${t("computer")})` : s.name)).join(", ");
   let chat = x.chat_title || "";
   if (!chat) chat = x.chat_id == null ? t("chat_local") : x.chat_id > 0 ? t("chat_private") : x.thread_id ? t("chat_topic") : t("chat_group");
@@ -101,7 +101,7 @@ function languageSwitch(current, onLanguage) {
   );
 }
 
-export function renderLobby(root, { user, onNew, onOpen, onLeaderboard, onRules, onSignOut, onLanguage, language, tables = null }) {
+export function renderLobby(root, { user, onNew, onOpen, onReplay, onLeaderboard, onRules, onSignOut, onLanguage, language, tables = null, sound = null }) {
   const counts = { prsi: [2, 3, 4, 5], penki: [2, 3, 4, 5, 6] };
   const switches = variantSwitches(); // Prší table variants
   const section = (game, label) => {
@@ -136,9 +136,43 @@ export function renderLobby(root, { user, onNew, onOpen, onLeaderboard, onRules,
   if (tables) {
     tables.then((list) => {
       const live = (list || []).filter((x) => x && x.id && !x.over).slice(0, 5);
-      if (!live.length) return;
+      // Finished matches stay (while the server keeps them), each with its replay (issue 25, point 6).
+      const done = (list || []).filter((x) => x && x.id && x.over).slice(0, 5);
+      if (!live.length && !done.length) return;
+      const finished = done.map((x) =>
+        h(
+          "div",
+          { class: "table-done" },
+          h(
+            "a",
+            {
+              class: "btn wide table-link finished",
+              href: `?table=${encodeURIComponent(x.id)}`,
+              onclick: (e) => {
+                if (!onOpen) return;
+                e.preventDefault();
+                onOpen(x.id);
+              },
+            },
+            ...tableListing(x),
+          ),
+          h(
+            "a",
+            {
+              class: "btn replay-link",
+              href: `?replay=${encodeURIComponent(x.id)}`,
+              onclick: (e) => {
+                if (!onReplay) return;
+                e.preventDefault();
+                onReplay(x.id);
+              },
+            },
+            t("watch_replay"),
+          ),
+        ),
+      );
       myTables.replaceChildren(
-        h("h2", {}, t("my_tables")),
+        live.length ? h("h2", {}, t("my_tables")) : null,
         ...live.map((x) =>
           h(
             "a",
@@ -154,6 +188,7 @@ export function renderLobby(root, { user, onNew, onOpen, onLeaderboard, onRules,
             ...tableListing(x),
           ),
         ),
+        ...(finished.length ? [h("h2", {}, t("finished_tables")), ...finished] : []),
       );
     });
   }
@@ -178,6 +213,14 @@ export function renderLobby(root, { user, onNew, onOpen, onLeaderboard, onRules,
         onSignOut ? h("button", { type: "button", class: "btn", onclick: onSignOut }, t("sign_out")) : null,
       ),
       onLanguage ? languageSwitch(language, onLanguage) : null,
+      sound
+        ? h(
+            "label",
+            { class: "sound-switch", for: "sound-on" },
+            h("input", { type: "checkbox", id: "sound-on", checked: sound.on, onchange: (e) => sound.set(e.currentTarget.checked) }),
+            h("span", {}, t("sound_effects")),
+          )
+        : null,
     ),
   );
 }
@@ -186,7 +229,7 @@ export function renderLobby(root, { user, onNew, onOpen, onLeaderboard, onRules,
  * The leaderboard page: game × scope (this chat / everyone) × period (week / month),
  * and the viewer's own rating underneath.
  */
-export function renderLeaderboard(root, { api, chatId, game: initialGame, onBack }) {
+export function renderLeaderboard(root, { api, chatId, game: initialGame, onBack, local = false }) {
   const sel = { game: initialGame || "prsi", scope: chatId ? "chat" : "all", period: "week" };
   const tabs = (name, options) =>
     h(
@@ -223,7 +266,7 @@ export function renderLeaderboard(root, { api, chatId, game: initialGame, onBack
       if (mine !== loads) return;
       const rows = data?.rows || [];
       if (!rows.length) {
-        body.replaceChildren(h("p", { class: "muted center-text" }, t("no_rows")));
+        body.replaceChildren(h("p", { class: "muted center-text" }, t(local ? "lb_local" : "no_rows")));
       } else {
         body.replaceChildren(
           h(

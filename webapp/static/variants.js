@@ -5,7 +5,7 @@
 // server: every choice offered comes from the view's legal actions.
 
 import { cardFigure } from "./cards.js";
-import { indexLabel, rankName, suitName, t } from "./i18n.js";
+import { indexLabel, rankName, suitName, t, tf } from "./i18n.js";
 import { closeDialog, h, openDialog, suitChooser } from "./render.js";
 import { legalOf, state } from "./state.js";
 
@@ -45,7 +45,7 @@ export function variantSwitches() {
         "label",
         { class: "variant-switch", for: id },
         box,
-        h("span", { class: "variant-text" }, h("span", { class: "variant-name" }, t(`pv_${name}`)), h("span", { class: "variant-hint muted", id: `${id}-hint` }, t(`pvh_${name}`))),
+        h("span", { class: "variant-text" }, h("span", { class: "variant-name" }, tf(`pv_${name}`, state.faces)), h("span", { class: "variant-hint muted", id: `${id}-hint` }, tf(`pvh_${name}`, state.faces))),
       );
     }),
   );
@@ -60,17 +60,32 @@ export function variantSwitches() {
 
 // ---------------------------------------------------------------- the table
 
-/** "🎲 Variants: …" under the table's top bar, or null at a house-rules table. */
+/**
+ * "Variants: …" under the table's top bar, or null at a house-rules table. Each chip is a
+ * button: a tap (touch has no tooltips) opens what the variant changes (issue 25, point 4).
+ */
 export function variantChips(v) {
   const on = variantsOf(v);
   if (!on.length) return null;
-  const names = on.map((n) => t(`pv_${n}`));
   return h(
     "div",
-    { class: "variant-chips", role: "note", "aria-label": `${t("variants")}: ${names.join(", ")}. ${t("variants_friendly")}` },
-    h("span", { class: "variant-chip lead", "aria-hidden": "true" }, `${t("variants")}:`),
-    ...on.map((n) => h("span", { class: "variant-chip", title: t(`pvh_${n}`), "aria-hidden": "true" }, t(`pv_${n}`))),
+    { class: "variant-chips", role: "group", "aria-label": `${t("variants")}. ${t("variants_friendly")}` },
+    h("span", { class: "variant-chip lead" }, `${t("variants")}:`),
+    ...on.map((n) =>
+      h(
+        "button",
+        { type: "button", class: "variant-chip", dataset: { variant: n }, "aria-haspopup": "dialog", onclick: () => explainVariant(n) },
+        tf(`pv_${n}`, state.faces),
+      ),
+    ),
   );
+}
+
+/** A variant's name and what it changes, in a small dialog. */
+export function explainVariant(n) {
+  openDialog("variant", tf(`pv_${n}`, state.faces), h("p", { class: "variant-explained" }, tf(`pvh_${n}`, state.faces)), [
+    { label: t("close"), primary: true, onClick: () => closeDialog() },
+  ]);
 }
 
 /** Notes for the centre of the table: a Jack's rank (PV5), the extra turn (PV2), the drawn card (PV7). */
@@ -78,7 +93,7 @@ export function variantNotes(v, nameOf) {
   const out = [];
   if (!variantsOf(v).length) return out;
   if (v.named_rank) {
-    out.push(h("div", { class: "pending named-rank", role: "status" }, t("named_rank", { rank: rankName(v.named_rank, state.faces) })));
+    out.push(h("div", { class: "pending named-rank", role: "status" }, tf("named_rank", state.faces, { rank: rankName(v.named_rank, state.faces) })));
   }
   if (v.out_pending) {
     const mine = v.to_move === state.seat;
@@ -234,9 +249,9 @@ export function variantEventText(ev, { name, card }) {
   if (ev.a === "play" && Array.isArray(ev.cards)) {
     const cards = ev.cards.map(card).join(", ");
     if (ev.suit) return t("ev_play_suit", { name: name(ev.seat), card: cards, suit: suitName(ev.suit, state.faces) });
-    if (ev.rank) return t("ev_play_rank", { name: name(ev.seat), card: cards, rank: rankName(ev.rank, state.faces) });
+    if (ev.rank) return t("ev_play_rank", { name: name(ev.seat), card: cards, rank: rankName(ev.rank, state.faces, "acc") });
     return t("ev_play", { name: name(ev.seat), card: cards });
   }
-  if (ev.a === "play" && ev.rank) return t("ev_play_rank", { name: name(ev.seat), card: card(ev.card), rank: rankName(ev.rank, state.faces) });
+  if (ev.a === "play" && ev.rank) return t("ev_play_rank", { name: name(ev.seat), card: card(ev.card), rank: rankName(ev.rank, state.faces, "acc") });
   return null;
 }
