@@ -90,7 +90,9 @@ class PrsiState:
     * ``over``, ``places``, ``balances`` — set when round 5 ends (P13, P14).
     * ``last`` — the most recent public events, oldest first, at most 20.
     * ``vx`` — the table variants (:class:`engine.prsi_variants.Variants`), ``None``
-      for the house rules; every rule of a variant lives in :mod:`engine.prsi_variants`.
+      for the house rules (a ``Variants`` with nothing on, from ``variants=[]``, plays them
+      too and only shows ``"variants": []``); every rule of a variant lives in
+      :mod:`engine.prsi_variants`.
     """
 
     game: ClassVar[str] = "prsi"
@@ -320,8 +322,9 @@ def apply(state: PrsiState, seat: str, action: Mapping[str, Any]) -> Outcome:
     ``not_in_hand``, ``illegal``). ``state`` is never changed. The event dicts are
     also kept in the new state's ``last``: read them, do not change them.
     """
-    if state.vx is not None:
-        return _pv.apply(state, seat, action)  # PV1–PV9
+    vx = state.vx
+    if vx is not None and vx.on:
+        return _pv.apply(state, seat, action)  # PV1–PV9 (a table of no variants plays the house rules)
     # 1. bad_action: cheap checks of the raw dict (it may come straight off the wire).
     if not isinstance(action, dict) and not isinstance(action, Mapping):  # the ABC check is slow
         raise Rejected("bad_action", "an action is a dict")
@@ -446,7 +449,8 @@ def legal_actions(state: PrsiState, seat: str) -> list[dict[str, Any]]:
     """
     if seat != state.to_move or state.over:
         return []
-    if state.vx is not None:
+    vx = state.vx
+    if vx is not None and vx.on:
         return _pv.legal_actions(state, seat)  # PV1–PV9
     hand = state.hands[state.players.index(seat)]
     if state.pending_draw:  # P6
@@ -576,7 +580,8 @@ def computer_action(state: PrsiState, seat: str) -> dict[str, Any] | None:
     """
     if state.over or seat != state.to_move:
         return None
-    if state.vx is not None:
+    vx = state.vx
+    if vx is not None and vx.on:
         return _pv.computer_action(state, seat)  # PV1–PV9
     players = state.players
     i = players.index(seat)
