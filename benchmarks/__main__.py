@@ -1,7 +1,7 @@
 """``python -m benchmarks`` (``make bench``): print a table, write test-output/bench.json.
 
-Exits 1 when Prší's random playouts are slower than 3× RLCard's UNO or Penki's than
-2.5× (actions per CPU second, alternating rounds of one run), or when that
+Exits 1 when Prší's random playouts are slower than 3.5× RLCard's UNO or Penki's than
+3× (actions per CPU second, alternating rounds of one run), or when that
 comparison could not be made; ``--quick`` shortens every budget.
 The service section adds a cluster column (2 processes on a 3-primary + 3-replica Redis
 Cluster on loopback, beside one Redis) when ``redis-server`` and ``redis-cli`` are

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Mapping
+from operator import itemgetter
 from types import ModuleType
 from typing import Any
 
@@ -193,20 +194,30 @@ def load(data: Mapping[str, Any]) -> Any:
     return rules(game).load(data)
 
 
-class Outcome:
+class Outcome(tuple):
     """What :func:`apply` returns: ``state`` (the new state) and ``events``.
 
     ``events`` is a list of public dicts (safe for every seat to see), e.g.
     ``{"seat": "a", "a": "play", "card": "7h"}``, ``{"seat": "b", "a": "draw", "n": 2}``,
     ``{"a": "round_end", "round": 1, "round_points": {...}}``.
+
+    A pair, so ``state, events = apply(...)`` unpacks it; the rules modules make it with
+    :data:`_outcome` (``_outcome(Outcome, (state, events))``), without a Python frame.
     """
 
-    __slots__ = ("events", "state")
+    __slots__ = ()
 
-    def __init__(self, state: Any, events: list[dict[str, Any]]) -> None:
-        self.state = state
-        self.events = events
+    def __new__(cls, state: Any, events: list[dict[str, Any]]) -> Outcome:
+        return tuple.__new__(cls, (state, events))
 
-    def __iter__(self):  # allows ``state, events = apply(...)``
-        yield self.state
-        yield self.events
+    def __getnewargs__(self) -> tuple[Any, ...]:
+        return tuple(self)
+
+    state = property(itemgetter(0), doc="the new state")
+    events = property(itemgetter(1), doc="the action's public events, oldest first")
+
+    def __repr__(self) -> str:
+        return f"Outcome(state={self[0]!r}, events={self[1]!r})"
+
+
+_outcome = tuple.__new__

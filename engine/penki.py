@@ -35,11 +35,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
-import engine
+from engine import Outcome, _outcome
 from engine.actions import Action
 from engine.cards import PENKI_PACK, RANK_INDEX, SUITS
 from engine.errors import Rejected
@@ -113,6 +113,23 @@ _DRAW, _TAKE = Action(a="draw"), Action(a="take")
 _play_of, _give_of = _PLAY.__getitem__, _GIVE.__getitem__
 
 
+class _ToSeat(dict):
+    """``{seat: Action(a=kind, to=seat)}``, each made at its first use and then shared."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+
+    def __missing__(self, seat: str) -> Action:
+        if len(self) > 4096:  # seats of long-gone tables: start afresh
+            self.clear()
+        made = self[seat] = Action(a=self.kind, to=seat)
+        return made
+
+
+_MOVE, _PLACE = _ToSeat("move"), _ToSeat("place")
+
+
 @dataclass(slots=True, eq=True)
 class PenkiState:
     """A game of Penki; never changed in place (:func:`apply` returns a new one).
@@ -155,7 +172,7 @@ class PenkiState:
     places: dict[str, int]
     balances: dict[str, int] | None
     last: tuple[dict[str, Any], ...]
-    game: str = "penki"
+    game: ClassVar[str] = "penki"
 
     @property
     def to_move(self) -> str | None:
@@ -172,18 +189,21 @@ class PenkiState:
         return {"to": self.penalty_to, "from": list(self.penalty_from)}
 
 
-_FIELDS = tuple(f for f in PenkiState.__dataclass_fields__)
+_FIELDS = tuple(f.name for f in fields(PenkiState))
 
 
-def _make_clone() -> Any:
-    """A straight-line shallow copy of a :class:`PenkiState` (the hot path of :func:`apply`)."""
-    body = "".join(f"\n    n.{f} = s.{f}" for f in _FIELDS)
+def _make_clone(*but: str) -> Any:
+    """A straight-line shallow copy of a :class:`PenkiState` (the hot path of :func:`apply`);
+    ``but``: fields the caller sets on the copy itself (left unset here)."""
+    assert set(but) <= set(_FIELDS)
+    body = "".join(f"\n    n.{f} = s.{f}" for f in _FIELDS if f not in but)
     namespace: dict[str, Any] = {"_new": object.__new__, "PenkiState": PenkiState}
     exec(f"def _clone(s):\n    n = _new(PenkiState){body}\n    return n\n", namespace)
     return namespace["_clone"]
 
 
 _clone = _make_clone()
+_clone_for_apply = _make_clone("version", "last")  # apply sets both once the handler is done
 
 
 # ---------------------------------------------------------------- set-up (R1, R2)
@@ -267,13 +287,17 @@ def _in_game(s: PenkiState, seat: str) -> bool:
     return seat not in s.places
 
 
+@lru_cache(maxsize=4096)
+def _next_seats(players: tuple[str, ...]) -> dict[str, str]:
+    """``{seat: the next seat clockwise}`` (cached: tables keep their players)."""
+    return {p: players[(i + 1) % len(players)] for i, p in enumerate(players)}
+
+
 def _next_in_game(s: PenkiState, seat: str) -> str:
     """The next seat clockwise after ``seat`` that is still in the game."""
     places = s.places
     if not places:  # nobody out yet: simply the next seat
-        players = s.players
-        i = players.index(seat) + 1
-        return players[i] if i < len(players) else players[0]
+        return _next_seats(s.players)[seat]
     for o in _clockwise_from(s.players, seat):
         if o not in places:
             return o
@@ -468,7 +492,9 @@ def _round_end(s: PenkiState, base: str, base_leads: bool, ev: list[dict[str, An
         if p in places:
             continue
         h = hands[p]
-        if stumps[p] and (not h or h == (KS,)):
+        if h and h != (KS,):  # cards left, not only Ks: no stumps (R14 step 1), not out
+            continue
+        if stumps[p]:
             if not changed:
                 hands, stumps, changed = dict(hands), dict(stumps), True
             h = hands[p] = h + stumps[p]
@@ -541,11 +567,11 @@ def _play(s: PenkiState, seat: str, card: str, ev: list[dict[str, Any]]) -> None
     s.owes = ()  # R18: an ordinary action closes the asking window
     hands = dict(s.hands)
     j = hand.index(card)
-    hands[seat] = hand[:j] + hand[j + 1:]
+    hands[seat] = hand = hand[:j] + hand[j + 1:]
     s.hands = hands
-    table = (*table, card)
-    if s.table:
+    if table:
         s.last_beater = seat
+    table = (*table, card)
     ev.append({"a": "play", "seat": seat, "card": card})
     if len(table) >= len(s.players) - len(s.places):  # R13 Бита
         s.discarded += len(table)
@@ -554,10 +580,11 @@ def _play(s: PenkiState, seat: str, card: str, ev: list[dict[str, Any]]) -> None
         leader = _round_end(s, s.last_beater or seat, True, sub)
         ev.append({"a": "bita", "leader": leader})
         ev.extend(sub)
+        hand = s.hands[seat]  # R14: stumps may have come in
     else:
         s.table = table
         s.turn = _next_in_game(s, seat)
-    if len(s.hands[seat]) == 1:
+    if len(hand) == 1:
         _owe_check(s, seat)
 
 
@@ -568,13 +595,14 @@ def _take(s: PenkiState, seat: str, _arg: Any, ev: list[dict[str, Any]]) -> None
     if not s.table:
         raise _reject("illegal", "the table is empty: lead a card")
     s.owes = ()  # R18: an ordinary action closes the asking window
-    card = s.table[0]
-    s.table = s.table[1:]
+    table = s.table
+    card = table[0]
+    s.table = table = table[1:]
     hands = dict(s.hands)
     hands[seat] = (*hands[seat], card)
     s.hands = hands
     ev.append({"a": "take", "seat": seat, "card": card})
-    if s.table:
+    if table:
         s.turn = _next_in_game(s, seat)
     else:
         _round_end(s, seat, False, ev)  # R13 ruling: the next player after the taker leads
@@ -647,12 +675,16 @@ _HANDLERS = {
     "draw": _draw, "move": _move, "place": _place, "zevok": _zevok,
     "play": _play, "take": _take, "one_card": _one_card, "how_many": _how_many, "give": _give,
 }
+_CARD, _TO = "card", "to"
+# apply's one look-up per action: (handler, the field it needs or None, whether it is a turn action).
+_SPECS = {kind: (handler, _CARD if kind in _NEEDS_CARD else _TO if kind in _NEEDS_TO else None, kind in TURN_ACTIONS)
+          for kind, handler in _HANDLERS.items()}
 
 
 # ---------------------------------------------------------------- the API
 
 
-def apply(state: PenkiState, seat: str, action: Mapping[str, Any]) -> engine.Outcome:
+def apply(state: PenkiState, seat: str, action: Mapping[str, Any]) -> Outcome:
     """Apply ``action`` (replay notation, FORMAT.md) by ``seat``; returns ``Outcome(state, events)``.
 
     Phase 1: ``move``/``draw``/``place`` (R4–R5, R8), ``zevok`` (R6, R7); phase 2:
@@ -669,39 +701,49 @@ def apply(state: PenkiState, seat: str, action: Mapping[str, Any]) -> engine.Out
     if not isinstance(action, dict) and not isinstance(action, Mapping):  # the ABC check is slow
         raise _reject("bad_action", "an action is a dict")
     kind = action.get("a")
-    if type(kind) is not str or kind not in PENKI_ACTIONS:  # a list or dict off the wire is unhashable
-        raise _reject("bad_action", f"unknown Penki action {kind!r}")
-    if seat not in state.players:
+    try:
+        spec = _SPECS[kind]
+    except (KeyError, TypeError):  # a list or dict off the wire is unhashable
+        raise _reject("bad_action", f"unknown Penki action {kind!r}") from None
+    handler, needs, turn_action = spec
+    players = state.players
+    if seat not in players:
         raise _reject("bad_action", f"{seat!r} is not a seat")
     arg = None
-    if kind in _NEEDS_CARD:
+    if needs is _CARD:
         arg = action.get("card")
         if not isinstance(arg, str) or arg not in _PACK:
             raise _reject("bad_action", f"{arg!r} is not a card of the pack")
-    elif kind in _NEEDS_TO:
+    elif needs is _TO:
         arg = action.get("to")
-        if not isinstance(arg, str) or arg not in state.players:
+        if not isinstance(arg, str) or arg not in players:
             raise _reject("bad_action", f"{arg!r} is not a seat")
     if state.over:
         raise _reject("game_over", "the game has ended")
-    if kind in TURN_ACTIONS and (seat != state.turn or state.penalty_to is not None):
+    if turn_action and (seat != state.turn or state.penalty_to is not None):
         raise _reject("not_your_turn", f"{state.to_move} is to move")
-    if arg is not None and kind in _NEEDS_CARD and arg not in state.hands[seat]:
+    if needs is _CARD and arg not in state.hands[seat]:
         raise _reject("not_in_hand", f"{arg} is not in your hand")
-    s = _clone(state)
-    s.version += 1
+    s = _clone_for_apply(state)
     events: list[dict[str, Any]] = []
-    _HANDLERS[kind](s, seat, arg, events)
+    handler(s, seat, arg, events)
     if s.phase == 2 and (s.owes or s.declared or s.over):
         _lapse(s)
-    last = (*s.last, *events)
-    s.last = last[-LAST_EVENTS:] if len(last) > LAST_EVENTS else last
-    return engine.Outcome(s, events)
+    s.version = state.version + 1
+    last = state.last
+    if len(events) == 1:
+        if len(last) >= LAST_EVENTS:
+            last = last[1 - LAST_EVENTS:]
+        s.last = last + (events[0],)  # noqa: RUF005 (concatenation: faster here)
+    else:
+        last = (*last, *events)
+        s.last = last[-LAST_EVENTS:] if len(last) > LAST_EVENTS else last
+    return _outcome(Outcome, (s, events))
 
 
 def legal_actions(state: PenkiState, seat: str) -> list[dict[str, Any]]:
-    """The turn actions and ``give`` ``seat`` may take now, as action dicts (the
-    ``play``, ``give``, ``draw`` and ``take`` ones read-only :class:`~engine.actions.Action` s).
+    """The turn actions and ``give`` ``seat`` may take now, as read-only action dicts
+    (:class:`~engine.actions.Action`, the same objects every call: copy one to change it).
 
     Callouts (``zevok``, ``one_card``, ``how_many``) are never listed (S3). Phase 1
     lists accepted blunders too (they are legal, R5): ``draw`` whenever no card waits
@@ -711,31 +753,29 @@ def legal_actions(state: PenkiState, seat: str) -> list[dict[str, Any]]:
     during the seat's penalty hand-over (R18).
     """
     s = state
-    if s.over or seat not in s.players:
+    if s.over:
         return []
-    out: list[dict[str, Any]] = []
+    if s.penalty_to is not None:  # phase 2 only
+        if seat in s.penalty_from:
+            return list(map(_give_of, sorted(s.hands[seat], key=_order)))
+        return []
+    if seat != s.turn or seat is None:  # the turn is a seat's while the game is on
+        return []
     if s.phase == 1:
-        if s.turn != seat:
-            return out
+        out: list[dict[str, Any]] = []
         if s.drawn is not None:
             target = _first_fit(s, seat, s.drawn)
             if target is not None:
-                out.append({"a": "place", "to": target})
-            out.append({"a": "place", "to": seat})
+                out.append(_PLACE[target])
+            out.append(_PLACE[seat])
             return out
         pile = s.piles[seat]
         if pile:
             target = _first_fit(s, seat, pile[-1])
             if target is not None:
-                out.append({"a": "move", "to": target})
+                out.append(_MOVE[target])
         if s.stock:
             out.append(_DRAW)
-        return out
-    if s.penalty_to is not None:
-        if seat in s.penalty_from:
-            return list(map(_give_of, sorted(s.hands[seat], key=_order)))
-        return out
-    if s.turn != seat:
         return out
     hand = s.hands[seat]
     table = s.table

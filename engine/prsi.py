@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
-from engine import Outcome
+from engine import Outcome, _outcome  # _outcome: an Outcome without a Python frame
 from engine.cards import PRSI_PACK, RANK_INDEX, SUITS
 from engine.errors import Rejected
 from engine.ratings import prsi_balances, shared_places
@@ -66,6 +66,24 @@ _PLAY = {c: Action(a="play", card=c) for c in PRSI_PACK}
 _PLAY_Q = {c: tuple(Action(a="play", card=c, suit=s) for s in SUITS) for c in PRSI_PACK if c[0] == "Q"}
 _DRAW, _STAND, _PASS = Action(a="draw"), Action(a="stand"), Action(a="pass")
 ACTIONS = ("play", "draw", "stand", "pass")  # tuples: membership never raises on junk
+
+
+def _plays_of(follows: Any, last: bool) -> dict[str, tuple[Action, ...]]:
+    """Each card's legal plays (P5–P8) when ``follows(card)`` says it may go on the pile:
+    a Queen once per suit it may name, or once alone when it is the ``last`` card (P8)."""
+    return {c: (((_PLAY[c],) if last or c[0] != "Q" else _PLAY_Q[c]) if follows(c) else ())
+            for c in PRSI_PACK}
+
+
+# legal_actions reads a card's plays from a table instead of testing the card: one table
+# per (suit in play, top card's rank) for a hand of several cards and one for a last card
+# (P5, P8), and one for an active 7 and one for an active Ace (P6, P7).
+_FOLLOW = {suit: {r[0]: _plays_of(lambda c, s=suit, t=r[0]: c[0] in ("Q", t) or c[-1] == s, False)
+                  for r in ("7", "8", "9", "10", "J", "Q", "K", "A")} for suit in SUITS}
+_FOLLOW_LAST = {suit: {r[0]: _plays_of(lambda c, s=suit, t=r[0]: c[0] in ("Q", t) or c[-1] == s, True)
+                       for r in ("7", "8", "9", "10", "J", "Q", "K", "A")} for suit in SUITS}
+_ANSWER_7 = _plays_of(lambda c: c[0] == "7", True)
+_ANSWER_A = _plays_of(lambda c: c[0] == "A", True)
 _SUIT_ORDER = {s: i for i, s in enumerate(SUITS)}
 
 
@@ -90,7 +108,9 @@ class PrsiState:
     * ``over``, ``places``, ``balances`` — set when round 5 ends (P13, P14).
     * ``last`` — the most recent public events, oldest first, at most 20.
     * ``vx`` — the table variants (:class:`engine.prsi_variants.Variants`), ``None``
-      for the house rules; every rule of a variant lives in :mod:`engine.prsi_variants`.
+      for the house rules (a ``Variants`` with nothing on, from ``variants=[]``, plays them
+      too and only shows ``"variants": []``); every rule of a variant lives in
+      :mod:`engine.prsi_variants`.
     """
 
     game: ClassVar[str] = "prsi"
@@ -127,16 +147,24 @@ class PrsiState:
         return self.hands[self.players.index(seat)]
 
 
-def _make_copy() -> Any:
-    """A straight-line shallow copy of a :class:`PrsiState`, every field (twice as fast as
-    calling the dataclass's ``__init__`` with them all: this runs on every move)."""
-    body = "".join(f"\n    n.{f.name} = s.{f.name}" for f in fields(PrsiState))
+def _make_copy(*but: str) -> Any:
+    """A straight-line shallow copy of a :class:`PrsiState` (twice as fast as calling the
+    dataclass's ``__init__`` with every field: this runs on every move). ``but``: fields
+    the caller sets itself on the copy at once (left unset here: the hot paths of
+    :func:`apply` would only overwrite them)."""
+    names = [f.name for f in fields(PrsiState)]
+    assert set(but) <= set(names)
+    body = "".join(f"\n    n.{f} = s.{f}" for f in names if f not in but)
     namespace: dict[str, Any] = {"_new": object.__new__, "PrsiState": PrsiState}
     exec(f"def _copy(s):\n    n = _new(PrsiState){body}\n    return n\n", namespace)
     return namespace["_copy"]
 
 
 _copy = _make_copy()
+# apply's play of a card that does not end the round, and its draw that empties no stock,
+# set these fields themselves (every one of them, on every such path).
+_copy_for_play = _make_copy("version", "hands", "discard", "suit", "to_move", "last")
+_copy_for_draw = _make_copy("version", "hands", "stock", "pending_draw", "to_move", "last")
 
 
 # ---------------------------------------------------------------- setting up
@@ -313,86 +341,139 @@ def apply(state: PrsiState, seat: str, action: Mapping[str, Any]) -> Outcome:
 
     ``play``: P5, P6 (7), P7 (A), P8 (Q names ``suit``), P11 (a last card ends the
     round, a last 7's debt is drawn at once); ``draw``: one card or the whole 7 debt,
-    turnover and forgiveness (P9, P10); ``stand``: P7; ``pass``: P10.
+    turnover and forgiveness (P9, P10); ``stand``: P7; ``pass``: P10. Other fields
+    (a variant's ``cards`` or ``rank``, ``suit`` on a card that is no Queen) are no
+    fields (PV9.8).
 
     Returns ``Outcome(new_state, events)``; raises :class:`Rejected` with the first
     FORMAT.md reason that applies (``bad_action``, ``game_over``, ``not_your_turn``,
     ``not_in_hand``, ``illegal``). ``state`` is never changed. The event dicts are
     also kept in the new state's ``last``: read them, do not change them.
     """
-    if state.vx is not None:
-        return _pv.apply(state, seat, action)  # PV1–PV9
+    vx = state.vx
+    if vx is not None and vx.on:
+        return _pv.apply(state, seat, action)  # PV1–PV9 (a table of no variants plays the house rules)
     # 1. bad_action: cheap checks of the raw dict (it may come straight off the wire).
     if not isinstance(action, dict) and not isinstance(action, Mapping):  # the ABC check is slow
         raise Rejected("bad_action", "an action is a dict")
     a = action.get("a")
-    if a not in ACTIONS:
-        raise Rejected("bad_action", f"unknown Prší action {a!r}")
     players = state.players
     try:
         i = players.index(seat)
     except ValueError:
+        if a not in ACTIONS:
+            raise Rejected("bad_action", f"unknown Prší action {a!r}") from None
         raise Rejected("bad_action", f"unknown seat {seat!r}") from None
-    hand = state.hands[i]
-    card = suit = None
+    hands = state.hands
+    hand = hands[i]
+    nxt = i + 1 - len(players)  # the next seat's index (negative but the last seat's: 0)
     if a == "play":
         card = action.get("card")
         if type(card) is not str or card not in PACK:
             raise Rejected("bad_action", f"{card!r} is not a card of the Prší pack")
-        if card[0] == "Q" and hand != (card,):  # P8: a last Queen names nothing
+        r = card[0]  # a rank's first character tells it apart ("1" is the 10)
+        suit = None
+        if r == "Q" and hand != (card,):  # P8: a last Queen names nothing
             suit = action.get("suit")
             if suit not in SUITS:
                 raise Rejected("bad_action", "a Queen that is not the last card needs a suit: h, d, c or s")
-    # 2.–3. game_over, not_your_turn.
-    if state.over:
-        raise Rejected("game_over", "the match has ended")
-    if seat != state.to_move:
-        raise Rejected("not_your_turn", f"it is {state.to_move}'s turn")
-    events: list[dict[str, Any]]
-    nxt = players[(i + 1) % len(players)]
-    if a == "play":
-        # 4.–5. not_in_hand, illegal.
+        # 2.–5. game_over, not_your_turn, not_in_hand, illegal.
+        if state.over:
+            raise Rejected("game_over", "the match has ended")
+        if seat != state.to_move:
+            raise Rejected("not_your_turn", f"it is {state.to_move}'s turn")
         if card not in hand:
             raise Rejected("not_in_hand", f"{seat} does not hold {card}")
-        r = card[0]  # _playable, inline (P5–P8)
-        if not (r == "7" if state.pending_draw else r == "A" if state.pending_skip else
+        if not (r == "7" if state.pending_draw else r == "A" if state.pending_skip else  # P5–P8
                 r == "Q" or card[-1] == state.suit or r == state.discard[-1][0]):
             raise Rejected("illegal", _why_not(state, card))
-        n = _copy(state)
-        events = _play(n, i, card, suit)
+        if len(hand) == 1:  # P11: the round ends at once
+            n = _copy(state)
+            events = _play(n, i, card, suit)
+        else:
+            n = _copy_for_play(state)
+            j = hand.index(card)
+            new = list(hands)
+            new[i] = hand[:j] + hand[j + 1:]
+            n.hands = tuple(new)
+            n.discard = state.discard + (card,)  # noqa: RUF005 (concatenation: faster here)
+            if suit is None:
+                n.suit = card[-1]
+                event = {"a": "play", "seat": seat, "card": card}
+            else:
+                n.suit = suit  # P8: the Queen's named suit
+                event = {"a": "play", "seat": seat, "card": card, "suit": suit}
+            if r == "7":
+                n.pending_draw += 2  # P6
+            elif r == "A":
+                n.pending_skip = True  # P7 (an answering Ace keeps it active)
+            n.to_move = players[nxt]
+            n.version = state.version + 1
+            last = state.last
+            if len(last) >= LAST_EVENTS:
+                last = last[1 - LAST_EVENTS:]
+            n.last = last + (event,)  # noqa: RUF005 (concatenation: faster here)
+            return _outcome(Outcome, (n, [event]))
     elif a == "draw":
+        if state.over:
+            raise Rejected("game_over", "the match has ended")
+        if seat != state.to_move:
+            raise Rejected("not_your_turn", f"it is {state.to_move}'s turn")
         if state.pending_skip:
             raise Rejected("illegal", "an Ace is pending: answer with an Ace or stand (P7)")
-        if state.pending_draw:
-            n = _copy(state)
-            events = _draw(n, i, state.pending_draw)  # P6: the whole debt; the chain is spent
+        count = state.pending_draw or 1  # P6: the whole debt, the chain is spent; else P5
+        stock = state.stock
+        if len(stock) > count:  # the draw leaves cards in the stock: no turnover (P9)
+            n = _copy_for_draw(state)
+            new = list(hands)
+            new[i] = hand + stock[:count]
+            n.hands = tuple(new)
+            n.stock = stock[count:]
             n.pending_draw = 0
-        elif state.stock or len(state.discard) > 1:
-            n = _copy(state)
-            events = _draw(n, i, 1)  # P5
-        else:
+            n.to_move = players[nxt]
+            n.version = state.version + 1
+            event = {"a": "draw", "seat": seat, "n": count}
+            last = state.last
+            if len(last) >= LAST_EVENTS:
+                last = last[1 - LAST_EVENTS:]
+            n.last = last + (event,)  # noqa: RUF005 (concatenation: faster here)
+            return _outcome(Outcome, (n, [event]))
+        if not stock and len(state.discard) <= 1 and not state.pending_draw:
             raise Rejected("illegal", "nothing can be drawn: play or pass (P10)")
-        n.to_move = nxt
+        n = _copy(state)
+        events = _draw(n, i, count)
+        n.pending_draw = 0
+        n.to_move = players[nxt]
     elif a == "stand":
+        if state.over:
+            raise Rejected("game_over", "the match has ended")
+        if seat != state.to_move:
+            raise Rejected("not_your_turn", f"it is {state.to_move}'s turn")
         if not state.pending_skip:
             raise Rejected("illegal", "no Ace is pending (P7)")
         n = _copy(state)
         n.pending_skip = False  # P7: standing spends the Ace
         events = [{"a": "stand", "seat": seat}]
-        n.to_move = nxt
-    else:  # pass
+        n.to_move = players[nxt]
+    elif a == "pass":
+        if state.over:
+            raise Rejected("game_over", "the match has ended")
+        if seat != state.to_move:
+            raise Rejected("not_your_turn", f"it is {state.to_move}'s turn")
         if state.pending_skip or state.pending_draw or _can_draw(state):
             raise Rejected("illegal", "pass only when nothing can be drawn (P10)")
         if any(_playable(state, c) for c in hand):
             raise Rejected("illegal", "a player who can play must play (P10)")
         n = _copy(state)
         events = [{"a": "pass", "seat": seat}]
-        n.to_move = nxt
+        n.to_move = players[nxt]
+    else:
+        raise Rejected("bad_action", f"unknown Prší action {a!r}")
     n.version += 1
     last = n.last
     drop = len(last) + len(events) - LAST_EVENTS
     n.last = (*(last[drop:] if drop > 0 else last), *events)
-    return Outcome(n, events)
+    return _outcome(Outcome, (n, events))
 
 
 def _why_not(s: PrsiState, card: str) -> str:
@@ -446,28 +527,27 @@ def legal_actions(state: PrsiState, seat: str) -> list[dict[str, Any]]:
     """
     if seat != state.to_move or state.over:
         return []
-    if state.vx is not None:
+    vx = state.vx
+    if vx is not None and vx.on:
         return _pv.legal_actions(state, seat)  # PV1–PV9
     hand = state.hands[state.players.index(seat)]
+    out: list[dict[str, Any]] = []
     if state.pending_draw:  # P6
-        out = [_PLAY[c] for c in hand if c[0] == "7"]
+        for c in hand:
+            out += _ANSWER_7[c]
         out.append(_DRAW)
         return out
     if state.pending_skip:  # P7
-        out = [_PLAY[c] for c in hand if c[0] == "A"]
+        for c in hand:
+            out += _ANSWER_A[c]
         out.append(_STAND)
         return out
-    suit, top_rank, several = state.suit, state.discard[-1][0], len(hand) > 1
-    out = []
-    for c in hand:
-        r = c[0]
-        if r == "Q":  # P8
-            if several:
-                out += _PLAY_Q[c]
-            else:
-                out.append(_PLAY[c])
-        elif r == top_rank or c[-1] == suit:  # P5
-            out.append(_PLAY[c])
+    if len(hand) > 1:  # P5, P8
+        plays = _FOLLOW[state.suit][state.discard[-1][0]]
+        for c in hand:
+            out += plays[c]
+    else:
+        out += _FOLLOW_LAST[state.suit][state.discard[-1][0]][hand[0]]
     if state.stock or len(state.discard) > 1:
         out.append(_DRAW)
     elif not out:
@@ -476,8 +556,9 @@ def legal_actions(state: PrsiState, seat: str) -> list[dict[str, Any]]:
 
 
 def awaiting(state: PrsiState) -> list[str]:
-    """The seats the game waits for: ``[to_move]``, or ``[]`` once over."""
-    return [] if state.over or state.to_move is None else [state.to_move]
+    """The seats the game waits for: ``[to_move]``, or ``[]`` once over (``to_move`` is ``None`` then)."""
+    seat = state.to_move
+    return [] if seat is None else [seat]
 
 
 def _display_key(card: str) -> tuple[int, int]:
@@ -576,7 +657,8 @@ def computer_action(state: PrsiState, seat: str) -> dict[str, Any] | None:
     """
     if state.over or seat != state.to_move:
         return None
-    if state.vx is not None:
+    vx = state.vx
+    if vx is not None and vx.on:
         return _pv.computer_action(state, seat)  # PV1–PV9
     players = state.players
     i = players.index(seat)

@@ -67,8 +67,11 @@ class Variants:
 
 
 def parse(variants: Iterable[str] | None) -> Variants | None:
-    """``Variants`` for a list of names (PV8), ``None`` for none (house rules).
+    """``Variants`` for a list of names (PV8); ``None`` for no list (house rules).
 
+    An empty list gives a ``Variants`` with nothing on: the table plays the house rules
+    (:mod:`engine.prsi` handles it as ``None``), but its observer state, views and dumps
+    show ``"variants": []`` as FORMAT.md says of any table given ``options.variants``.
     Raises ``ValueError`` on anything but a list of known names (``PV1``…``PV7``, ``PV3q``).
     """
     if variants is None:
@@ -79,7 +82,7 @@ def parse(variants: Iterable[str] | None) -> Variants | None:
     bad = [v for v in names if not isinstance(v, str) or v not in VARIANTS]
     if bad:
         raise ValueError(f"unknown Prší variants {bad!r}: known are {', '.join(VARIANTS)}")
-    return Variants(frozenset(names)) if names else None
+    return Variants(frozenset(names))
 
 
 # ---------------------------------------------------------------- dealing
@@ -212,6 +215,8 @@ def apply(state: _p.PrsiState, seat: str, action: Mapping[str, Any]) -> Outcome:
 
     ``play`` takes ``card`` or, with PV4, ``cards`` (a group in order; PV9.6: empty,
     repeated or given with ``card`` is ``bad_action``, one card is an ordinary play).
+    PV9.8: a field of a variant that is off is no field (``cards`` without PV4, ``rank``
+    without PV5, ``suit`` on a card that is no Queen): the play is judged without it.
     A Queen that does not empty the hand needs ``suit``; with PV5 a Jack (or a group
     ending in one) that does not empty the hand needs ``rank`` (PV9.3). ``pass`` is
     also PV2's extra turn and PV7's declined card (PV9.4, PV9.7).
@@ -310,15 +315,17 @@ def apply(state: _p.PrsiState, seat: str, action: Mapping[str, Any]) -> Outcome:
 
 
 def _read_cards(vx: Variants, action: Mapping[str, Any]) -> tuple[str, ...]:
-    """The cards of a ``play``: ``(card,)`` or a PV4 group; ``bad_action`` when malformed (PV9.6)."""
-    group = action.get("cards")
+    """The cards of a ``play``: ``(card,)`` or a PV4 group; ``bad_action`` when malformed (PV9.6).
+
+    PV9.8: without PV4, ``cards`` is no field: the play is judged by its ``card`` alone
+    (and one without ``card`` is ``bad_action``, as any play without one).
+    """
+    group = action.get("cards") if "PV4" in vx.on else None
     card = action.get("card")
     if group is None:
         if type(card) is not str or card not in _p.PACK:
             raise Rejected("bad_action", f"{card!r} is not a card of the Prší pack")
         return (card,)
-    if "PV4" not in vx.on:
-        raise Rejected("bad_action", "several cards at once only at a quick Prší table (PV4)")
     if card is not None:
         raise Rejected("bad_action", "give either card or cards (PV4)")
     if not isinstance(group, (list, tuple)) or not group:
@@ -543,7 +550,7 @@ def load_extra(data: Mapping[str, Any]) -> Variants | None:
         return None
     vx = parse(d["on"])
     if vx is None:
-        raise ValueError("a dump's variants list none")
+        raise ValueError("a dump's variants are not a list")
     return Variants(vx.on, d.get("named_rank"), d.get("out_pending"), d.get("drawn"))
 
 

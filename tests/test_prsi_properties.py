@@ -121,6 +121,11 @@ def test_random_matches_keep_every_invariant(seed: int, count: int, computer: fl
         before = engine.dump(s)
         t = engine.apply(s, seat, chosen).state
         assert engine.dump(s) == before, "apply changed its input"
+        # PV9.8: the house rules read fields of the variants (all off) as no fields.
+        stray = {"cards": rng.choice([[], ["Ah"], "9h", None, [1]]), "rank": rng.choice(["A", "x", 7])}
+        if "suit" not in chosen:
+            stray["suit"] = rng.choice(["h", "x", None, 3])
+        assert engine.dump(engine.apply(s, seat, {**chosen, **stray}).state) == engine.dump(t)
         assert t.version == s.version + 1
         s = t
         steps += 1

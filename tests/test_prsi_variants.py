@@ -62,12 +62,35 @@ def drained(s: prsi.PrsiState) -> prsi.PrsiState:
 
 def test_options_turn_variants_on_and_house_rules_stay_without() -> None:
     house = engine.new_game("prsi", ["a", "b"], seed=3)
-    same = engine.new_game("prsi", ["a", "b"], seed=3, options={"variants": []})
-    assert house.vx is None and same.vx is None and engine.dump(house) == engine.dump(same)
+    assert house.vx is None
     assert "variants" not in engine.observer(house) and "variants" not in engine.view(house, "a")
     s = engine.new_game("prsi", ["a", "b"], seed=3, options={"variants": ["PV6", "PV1", "PV6"]})
     assert engine.observer(s)["variants"] == ["PV1", "PV6"]
     assert engine.view(s, None)["variants"] == ["PV1", "PV6"]
+
+
+def test_an_empty_variants_list_is_shown_and_plays_the_house_rules() -> None:
+    """FORMAT.md: a table given ``options.variants`` shows ``variants`` in its observer state, an
+    empty list too (``"variants": []``); with none on it plays exactly the house rules (P1–P14)."""
+    house = engine.new_game("prsi", ["a", "b", "c"], seed=3)
+    empty = engine.new_game("prsi", ["a", "b", "c"], seed=3, options={"variants": []})
+    assert engine.observer(empty) == {**engine.observer(house), "variants": []}
+    assert engine.view(empty, "a")["variants"] == [] and engine.view(empty, None)["variants"] == []
+    out = replay_case({"game": "prsi", "players": ["a", "b"], "seed": 4, "options": {"variants": []}, "actions": []})
+    assert out["state"]["variants"] == [] and "out_pending" not in out["state"]
+    for _ in range(400):  # the same match move by move: states, events and the computer's choices
+        if house.over:
+            break
+        seat = house.to_move
+        assert engine.legal_actions(empty, seat) == engine.legal_actions(house, seat)
+        action = engine.computer_action(house, seat)
+        assert engine.computer_action(empty, seat) == action
+        h, e = engine.apply(house, seat, action), engine.apply(empty, seat, action)
+        assert h.events == e.events
+        house, empty = h.state, e.state
+        assert engine.observer(empty) == {**engine.observer(house), "variants": []}
+        assert engine.load(json.loads(json.dumps(engine.dump(empty)))) == empty
+    assert house.over and empty.over and empty.balances == house.balances
 
 
 @pytest.mark.parametrize("options", [{"variants": ["PV8"]}, {"variants": ["pv1"]}, {"variants": "PV1"},
@@ -142,10 +165,38 @@ def test_pv3q_a_queen_may_always_be_the_last_card_and_a_pass_needs_no_playable_c
 def test_a_group_needs_pv4_and_a_jack_names_a_rank_only_with_pv5() -> None:
     hands = {"a": ["9h", "9c", "Jh", "8s"], "b": ["7h", "Qc", "Qd", "Qs"], "c": ["10h", "Kc", "9d", "9s"]}
     s = game(["PV1"], hands, "8h")
-    assert code(s, "a", {"a": "play", "cards": ["9h", "9c"]}) == "bad_action"
+    assert code(s, "a", {"a": "play", "cards": ["9h", "9c"]}) == "bad_action"  # no card: as any play without one
     t = engine.apply(s, "a", {"a": "play", "card": "Jh", "rank": "A"}).state  # an ordinary Jack: rank ignored
     assert t.vx.named_rank is None and t.suit == "h"
     assert engine.apply(t, "b", {"a": "play", "card": "7h"}).state.top == "7h"
+
+
+@pytest.mark.parametrize("variants", [None, [], ["PV1"], ["PV5"], ["PV2", "PV3", "PV6", "PV7"]])
+@pytest.mark.parametrize("junk", [{"cards": ["9h", "9c"]}, {"cards": []}, {"cards": "9c"}, {"cards": [7, None]},
+                                  {"cards": ["9c"], "rank": "A", "suit": "s"}, {"suit": "x"}, {"rank": ["K"]}])
+def test_pv9_8_fields_of_a_variant_that_is_off_are_no_fields(variants: list[str] | None, junk: dict[str, Any]) -> None:
+    """PV9.8: without PV4 a play's ``cards`` is ignored (the play is judged by its ``card``), as a
+    stray ``suit`` is (on a card that is no Queen) and a Jack's ``rank`` without PV5; a ``play``
+    with ``cards`` and no ``card`` is ``bad_action``. The house rules (no options) read it the same way."""
+    hands = {"a": ["9h", "9c", "Jh", "8s"], "b": ["7h", "Qc", "Qd", "Qs"], "c": ["10h", "Kc", "9d", "9s"]}
+    players = list(hands)
+    deck = make_deck(players, players[-1], hands, "8h")
+    options = None if variants is None else {"variants": variants}
+    s = engine.new_game("prsi", players, dealer=players[-1], options=options, decks=[deck])
+    plain = {"a": "play", "card": "9h"}
+    want = engine.apply(s, "a", plain)
+    got = engine.apply(s, "a", {**plain, **junk})
+    assert got.events == want.events and engine.dump(got.state) == engine.dump(want.state)
+    assert "cards" not in got.events[0] and got.state.top == "9h" and got.state.hand("a") == ("9c", "Jh", "8s")
+    if "rank" not in junk and (variants is None or "PV5" not in variants):  # a Jack's rank: no field without PV5
+        jack = engine.apply(s, "a", {"a": "play", "card": "Jh", "rank": "A", **junk})
+        assert jack.events == engine.apply(s, "a", {"a": "play", "card": "Jh"}).events
+    if "cards" in junk:
+        assert code(s, "a", {k: v for k, v in {**plain, **junk}.items() if k != "card"}) == "bad_action"
+    # The other reasons come in their order, as for the play without the stray fields.
+    assert code(s, "b", {"a": "play", "card": "7h", **junk}) == "not_your_turn"
+    assert code(s, "a", {"a": "play", "card": "10h", **junk}) == "not_in_hand"
+    assert code(s, "a", {"a": "play", "card": "9c", **junk}) == "illegal"
 
 
 def test_pv4_any_order_of_a_groups_middle_cards_is_accepted_and_kept() -> None:
@@ -320,11 +371,31 @@ def check_step(s: prsi.PrsiState, t: prsi.PrsiState, action: dict[str, Any],
         assert t.to_move == nxt and t.hands == s.hands
 
 
+JUNK: tuple[Any, ...] = ("9h", "Qs", [], ["Ah"], ["7h", "7d"], ["Zz"], [1, None], "x", 10, None, {"k": 1}, "A", "Q")
+
+
+def with_stray_fields(rng: random.Random, on: frozenset[str], action: dict[str, Any]) -> dict[str, Any]:
+    """``action`` with junk in fields of variants that are off (PV9.8): ``cards`` without PV4,
+    ``rank`` where the action names no rank (no PV5 Jack), ``suit`` where it names no suit."""
+    out = dict(action)
+    if "PV4" not in on and rng.random() < 0.5:
+        out["cards"] = rng.choice(JUNK)
+    if "rank" not in action and rng.random() < 0.4:
+        out["rank"] = rng.choice(JUNK)
+    if "suit" not in action and rng.random() < 0.4:
+        out["suit"] = rng.choice(JUNK)
+    return out
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32), count=st.integers(2, 5),
-       variants=st.lists(st.sampled_from(VARIANTS), min_size=1, unique=True), computer=st.floats(0, 1))
+       variants=st.lists(st.sampled_from(VARIANTS), unique=True), computer=st.floats(0, 1))
 @example(seed=1321816604, count=4, variants=["PV7", "PV4", "PV2"], computer=0.5499944669940258)  # 7h brings back
+@example(seed=7, count=3, variants=["PV1", "PV5"], computer=0.3)  # stray cards beside card (PV9.8)
 def test_random_play_with_variants_follows_the_rules(seed: int, count: int, variants: list[str], computer: float) -> None:
+    """Random legal play over random variant combinations (none too) against the oracle; every
+    chosen action goes with junk in the fields of variants that are off (PV9.8), and is judged
+    exactly as the same action without them."""
     rng = random.Random(seed)
     players = [f"p{i}" for i in range(count)]
     s = engine.new_game("prsi", players, dealer=rng.choice(players), seed=seed, options={"variants": variants})
@@ -335,7 +406,9 @@ def test_random_play_with_variants_follows_the_rules(seed: int, count: int, vari
         legal = engine.legal_actions(s, s.to_move)
         action = engine.computer_action(s, s.to_move) if rng.random() < computer else rng.choice(legal)
         before = engine.dump(s)
-        out = engine.apply(s, s.to_move, action)
+        clean = engine.apply(s, s.to_move, action)
+        out = engine.apply(s, s.to_move, with_stray_fields(rng, s.vx.on, action))
+        assert out.events == clean.events and engine.dump(out.state) == engine.dump(clean.state)
         t = out.state
         assert engine.dump(s) == before and t.version == s.version + 1
         if t.round == s.round and not t.over:

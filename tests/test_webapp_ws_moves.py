@@ -12,6 +12,7 @@ import pytest
 from test_webapp_ws import ANN, BOB, EVE, connect, new_table, recv, recv_state
 
 import engine
+from store import LobbySettings, Seat
 from webapp.keys import ADMISSION
 
 
@@ -188,3 +189,42 @@ async def test_a_move_on_the_socket_is_refused_503_when_the_process_is_full(web_
     assert (await answer(ws, "now"))[0]["type"] == "acted"
     assert admission.running == 0  # the move gave its slot back
     await ws.close()
+
+
+@pytest.mark.parametrize("variants", [[], ["PV1"], ["PV5", "PV6"]])
+async def test_stray_fields_of_variants_that_are_off_reach_the_engine_and_are_ignored(web_client, store, init, variants):
+    """RULES.md PV9.8: at a table without PV4 a play's ``cards`` is no field, nor a stray
+    ``suit``, nor a ``rank`` where no PV5 Jack names one. Neither the POST nor an ``act``
+    frame refuses them before the engine (even junk values of the right JSON type), and
+    the move is judged and committed as the same move without them."""
+    client = await web_client()
+    seats = [Seat(seat=f"u{uid}", user_id=uid, name=f"P{uid}") for uid in (ANN, BOB)]
+    settings = LobbySettings(players=2, turn_seconds=None, variants=variants)
+    table = await store.create_table(game="prsi", seats=seats, settings=settings, seed=11)
+    stray = [{"cards": [], "rank": "xyz", "suit": "bogus"}, {"cards": ["Ah", "Kd", "Zz"], "rank": "A"}]
+    for k, junk in enumerate(stray):
+        mover = table.state.to_move
+        uid = int(mover[1:])
+        plain = [a for a in engine.legal_actions(table.state, mover) if a["a"] == "play" and set(a) == {"a", "card"}]
+        action = dict(plain[0] if plain else engine.legal_actions(table.state, mover)[-1])
+        want = engine.apply(table.state, mover, action)
+        sent = {**action, **junk}
+        if k == 0:
+            resp = await client.post(f"/api/tables/{table.id}/actions", json={"action": sent, "version": table.version},
+                                     headers={"Authorization": f"tma {init(uid)}"})
+            assert resp.status == 200, await resp.text()
+            events = (await resp.json())["events"]
+        else:
+            ws = await connect(client, table.id, init(uid))
+            await recv_state(ws)
+            await send_act(ws, "stray", sent, version=table.version)
+            got, _ = await answer(ws, "stray")
+            assert got["type"] == "acted", got
+            await ws.close()
+            events = None
+        after = await store.get_table(table.id)
+        assert after.version == table.version + 1
+        assert engine.dump(after.state) == engine.dump(want.state)
+        if events is not None:
+            assert events == want.events and all("cards" not in e for e in events)
+        table = after

@@ -35,18 +35,22 @@ PERIODS = ("week", "month")
 class Action(BaseModel):
     """One action in the replay notation without ``p`` (CONTRACTS §1): ``{"a": "play", "card": "Qh", "suit": "s"}``.
 
-    Shape only; whether it is legal is the engine's call (422 with its reason).
+    Shape only; whether it is legal is the engine's call (422 with its reason). The fields
+    of the Prší variants (``suit``, ``cards``, ``rank``) are only typed and bounded here, their
+    values left to the engine: a field of a variant that is off is no field (RULES.md
+    PV9.8), so ``{"card": "9h", "cards": []}`` at a table without PV4 is the play of 9h,
+    and an empty group at a PV4 table is the engine's ``bad_action`` (PV9.6).
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     a: str = Field(min_length=1, max_length=16, pattern=r"^[a-z_]+$", description="action name")
     card: str | None = Field(None, min_length=2, max_length=3, description="a card, e.g. 10h")
-    suit: str | None = Field(None, min_length=1, max_length=1, description="h d c s (Prší queen)")
+    suit: str | None = Field(None, max_length=16, description="h d c s (Prší queen)")
     to: str | None = Field(None, min_length=1, max_length=24, description="a seat id or a pile (Penki)")
-    cards: list[Annotated[str, StringConstraints(min_length=2, max_length=3)]] | None = Field(
-        None, min_length=1, max_length=8, description="Prší PV4: a group of one rank, in order (the last on top)")
-    rank: str | None = Field(None, min_length=1, max_length=2, description="7 8 9 10 J Q K A (Prší PV5 jack)")
+    cards: list[Annotated[str, StringConstraints(max_length=16)]] | None = Field(
+        None, max_length=32, description="Prší PV4: a group of one rank, in order (the last on top)")
+    rank: str | None = Field(None, max_length=16, description="7 8 9 10 J Q K A (Prší PV5 jack)")
 
     def as_engine(self) -> dict[str, Any]:
         """The dict the engine and store take (``None`` fields left out)."""
