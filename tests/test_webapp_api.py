@@ -334,6 +334,49 @@ async def test_openapi_lists_every_route(web_client):
         assert ref.split('"')[0] in doc["components"]["schemas"]
 
 
+GROUP = -100555
+
+
+async def test_every_route_naming_a_table_keeps_an_outsider_out(web_client, store, auth, web_init_data):
+    """Issue 27.2: every route of the OpenAPI document naming a table answers 403 ``not_in_chat``
+    to someone not in the table's chat, as ``GET /api/tables/{id}`` does (a finished game's
+    replay shows every hand; a live one's can be followed by polling), and says so in the document;
+    a player and someone the bot saw in the chat still get in."""
+    import aiohttp
+
+    seats = [Seat(seat=f"u{ANN}", user_id=ANN, name="Ann"), Seat(seat="c1", name="C1", computer=True)]
+    table = await store.create_table(game="prsi", seats=seats, chat_id=GROUP, seed=3,
+                                     settings=LobbySettings(players=2, turn_seconds=None))
+    await store.seen_in_chat(GROUP, BOB)
+    client = await web_client()
+    doc = document()
+    named = [(path, method, op) for path, ops in doc["paths"].items() for method, op in ops.items()
+             if "{id}" in path]
+    assert len(named) >= 7  # the table, its actions, replay, rematch (get, post, decline), the socket
+    body = {"action": {"a": "draw"}}
+    for path, method, op in named:
+        url = path.replace("{id}", table.id)
+        kwargs = {"json": body} if "requestBody" in op else {}
+        resp = await client.request(method.upper(), url, headers=auth(EVE), **kwargs)
+        assert resp.status == 403, (method, path, resp.status, await resp.text())
+        assert (await resp.json())["error"] == "not_in_chat", (method, path)
+        assert "not_in_chat" in op["responses"]["403"]["description"], (method, path)
+    # the replay and the rematch state are there for the player and the chat's people
+    for uid in (ANN, BOB):
+        assert (await client.get(f"/api/tables/{table.id}/replay", headers=auth(uid))).status == 200
+        assert (await client.get(f"/api/tables/{table.id}/rematch", headers=auth(uid))).status == 200
+    # signed in by the socket's first frame instead: the close says it
+    async with client.ws_connect(f"/ws/tables/{table.id}") as ws:
+        await ws.send_json({"type": "auth", "init_data": web_init_data(EVE, "Eve")})
+        msg = await ws.receive_json()
+        assert msg["error"] == "not_in_chat"
+        assert (await ws.receive()).type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
+        assert ws.close_code == 4403
+    # nothing changed for the outsider's tries
+    assert (await store.get_table(table.id)).version == table.version
+    assert await store.rematch_of(table.id) is None
+
+
 async def test_static_files_and_cache_headers(web_client):
     client = await web_client()
     resp = await client.get("/")

@@ -155,6 +155,16 @@ async def known_or_404(request: web.Request) -> Any:
     return known
 
 
+async def visible_or_404(request: web.Request, who: Identity) -> Any:
+    """The table of the path's ``{id}`` as this process knows it, if ``who`` may see it: 404
+    ``not_found``, 403 ``not_in_chat`` (:func:`webapp.privacy.check_table`: a player always,
+    anyone else only when in the table's chat). Every route naming a table checks this first."""
+    known = await known_or_404(request)
+    if known.seat_of(who.id) is None:
+        await check_table(request.app[STORE], known.table, who.id)
+    return known
+
+
 # --- handlers ----------------------------------------------------------------------------
 async def config(request: web.Request) -> web.Response:
     """``GET /api/config`` → ``{local, bot_username, app_short_name, round_hold}``. No auth.
@@ -264,8 +274,7 @@ async def get_table(request: web.Request) -> web.Response:
     ``seat`` is the caller's seat or null (a spectator gets the public view). 404 ``not_found``.
     """
     who = await identify(request)
-    known = await known_or_404(request)
-    await check_table(request.app[STORE], known.table, who.id)
+    known = await visible_or_404(request, who)
     return ok(table_payload(known.table, known.seat_of(who.id)))
 
 

@@ -433,7 +433,9 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
     """``GET /ws/tables/{id}``: the table's live feed (protocol in the module docstring).
 
     Before the upgrade: 404 ``not_found`` for an unknown table, 401 for a bad
-    ``Authorization`` header when one is sent, 400 when not a WebSocket request.
+    ``Authorization`` header when one is sent, 403 ``not_in_chat`` when its caller may not see
+    the table (after the upgrade, signed in by the first frame: close 4403), 400 when not a
+    WebSocket request.
     """
     app = request.app
     settings, store = app[SETTINGS], app[STORE]
@@ -446,8 +448,11 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
             since = _since(request.query.get("since"))
         except ValueError as e:
             raise ApiError(400, "bad_request", str(e)) from None
-    if await store.current(table_id) is None:
+    known = await store.current(table_id)
+    if known is None:
         raise ApiError(404, "not_found", "no such table (or it expired)")
+    if who is not None and known.seat_of(who.id) is None and not await may_see_table(store, known.table, who.id):
+        raise ApiError(403, "not_in_chat", "only people in that chat see its tables")  # as GET /api/tables/{id}
     ws = web.WebSocketResponse(
         heartbeat=settings.ws_heartbeat, max_msg_size=settings.ws_max_msg_size, autoping=True
     )
