@@ -26,7 +26,11 @@ Protocol (JSON text frames):
   (batched per process: :mod:`webapp.presence`) for a seated user. Send one every 10–20 s: a socket silent for
   ``WS_IDLE_TIMEOUT`` (90 s) is closed.
 * server ``{"type": "error", "error": code, "detail"}`` then a close: codes
-  ``unauthorized``/``auth_expired`` (close 4401), ``bad_message`` (4400),
+  ``unauthorized``/``auth_expired`` (close 4401), ``bad_message`` (4400: a frame that is not
+  a JSON object of a known ``type`` — not JSON, binary, nested past the parser, ``{"type":
+  "x"}`` —, at any time: such a client is out of step with the protocol, and its reconnect
+  starts it afresh; a well-formed ``act`` whose fields are wrong is a move's ``refused`` 400
+  instead, the socket kept open),
   ``idle`` (4408), ``gone`` (4404: the table expired), ``too_many`` (4429: more than
   ``WS_PER_USER`` sockets of one user, in all processes), ``too_fast`` (4429: more client
   frames than ``WS_FRAME_RATE`` per second after a burst of ``WS_FRAME_BURST``, or the
@@ -589,8 +593,9 @@ async def _read(ws: web.WebSocketResponse, client: Client, request: web.Request,
             client.offer({"type": "pong"}, PONG)
         elif kind == "auth":
             continue  # a repeated auth (e.g. after a client-side retry) is harmless
-        else:
-            client.offer({"type": "error", "error": "bad_message", "detail": "expected {type: ping} or {type: act}"})
+        else:  # not JSON, not an object, nested past the parser, an unknown type: the client is broken
+            await _fail(ws, CLOSE_BAD_MESSAGE, "bad_message", "expected {type: ping} or {type: act}")
+            return
 
 
 MAX_REF = 64  # characters of an act frame's ``ref``
