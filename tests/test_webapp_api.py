@@ -106,6 +106,26 @@ async def test_post_actions_and_the_error_statuses(web_client, store, auth):
     assert (await store.get_table(table.id)).version == table.version + 1
 
 
+async def test_a_whole_version_written_as_a_float_is_that_version(web_client, store, auth):
+    """Issue 27.5: ``version: 3.0`` is the integer 3 (JSON Schema's integer, as the OpenAPI
+    document says), on POST and on the socket; ``3.5`` and ``true`` stay 400."""
+    client = await web_client()
+    table = await new_table(store)
+    mover = table.state.to_move
+    url = f"/api/tables/{table.id}/actions"
+    move = engine.legal_actions(table.state, mover)[0]
+    for bad in (b"%d.5" % table.version, b"true"):
+        raw = b'{"action": %s, "version": %s}' % (json.dumps(move).encode(), bad)
+        assert (await client.post(url, data=raw, headers=auth(uid_of(mover)))).status == 400, bad
+    stale = b'{"action": {"a": "draw"}, "version": %d.0}' % (table.version + 5)
+    resp = await client.post(url, data=stale, headers=auth(uid_of(mover)))
+    assert resp.status == 409 and (await resp.json())["error"] == "stale"
+    raw = b'{"action": %s, "version": %d.0}' % (json.dumps(move).encode(), table.version)
+    resp = await client.post(url, data=raw, headers=auth(uid_of(mover)))
+    assert resp.status == 200, await resp.text()
+    assert (await resp.json())["version"] == table.version + 1
+
+
 @pytest.mark.parametrize(
     "raw",
     [

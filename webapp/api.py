@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError
 
 import engine
 from engine.ratings import period_keys
@@ -51,12 +51,21 @@ class Action(BaseModel):
         return self.model_dump(exclude_none=True)
 
 
+def _whole(value: Any) -> Any:
+    """An integral float (``3.0``: JSON Schema's integer, as some clients' encoders write a
+    number) as the int it is; anything else as given, for the strict check (``3.5``, ``true``
+    and ``"3"`` stay 400)."""
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
+
+
 class ActionRequest(BaseModel):
     """Body of ``POST /api/tables/{id}/actions``.
 
     ``client_action_id``: an id the client picks per action so a retried POST is applied
     once (the answer then has ``duplicate: true``). ``version``: the version the client
-    saw; a different current version answers 409 ``stale``. ``seat``: optional, the
+    saw; a different current version answers 409 ``stale`` (a whole number: ``3`` or ``3.0``). ``seat``: optional, the
     seat the client acts for; anything but the caller's own seat is 403.
     """
 
@@ -64,7 +73,7 @@ class ActionRequest(BaseModel):
 
     action: Action
     client_action_id: str | None = Field(None, min_length=1, max_length=64)
-    version: int | None = Field(None, ge=0)
+    version: Annotated[int | None, BeforeValidator(_whole)] = Field(None, ge=0)
     seat: str | None = Field(None, max_length=24)
 
 
