@@ -22,6 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 from aiohttp import web
 
 from store.embedded import EmbeddedRedis, redis_answers
+from webapp.accesslog import AccessLog
 from webapp.app import create_app
 from webapp.settings import WebSettings
 
@@ -143,7 +144,8 @@ def main(argv: list[str] | None = None) -> None:
             print(text, flush=True)
 
     try:
-        web.run_app(build(settings), host=settings.host, port=settings.port, print=announce)
+        web.run_app(build(settings), host=settings.host, port=settings.port, print=announce,
+                    access_log_class=AccessLog)  # header values escaped (webapp.accesslog)
     except OSError as e:
         if e.errno != errno.EADDRINUSE:
             raise
