@@ -98,6 +98,12 @@ class SocketLeases:
     user already has ``cap`` open; while held, the lease is renewed every third of
     ``lease`` seconds, and it is freed on exit (a process that dies frees it when the
     lease runs out).
+
+    Fails closed: when the store cannot say (Redis unreachable, or its answer lost), no socket
+    is admitted uncounted — the error is raised from ``hold`` (one of ``store.UNAVAILABLE``:
+    the socket closes 1013 ``unavailable`` and the app's reconnect tries again), so a user
+    never holds more than ``cap`` sockets, however Redis fares. (The call itself is retried
+    once on a lost connection by the store: opening a lease is idempotent.)
     """
 
     def __init__(self, store: Any, cap: int, lease: float = 60.0) -> None:
@@ -108,11 +114,7 @@ class SocketLeases:
     @contextlib.asynccontextmanager
     async def hold(self, user_id: int) -> AsyncIterator[bool]:
         sid = secrets.token_urlsafe(9)
-        try:
-            admitted = await self.store.open_socket(user_id, sid, self.cap, lease=self.lease)
-        except Exception:  # Redis unreachable a moment: let the socket try (its own reads will tell)
-            log.warning("socket cap of user %s not checked: the store did not answer", user_id, exc_info=True)
-            admitted = True
+        admitted = await self.store.open_socket(user_id, sid, self.cap, lease=self.lease)  # raises: closed
         if not admitted:
             yield False
             return

@@ -482,16 +482,16 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
             if app[LIMITS].user(who.id, "GET"):  # signed in by its first frame: the user's reads count it
                 app[LIMITS].refused += 1
                 return await _fail(ws, CLOSE_TOO_FAST, "too_fast", "too many requests, slow down")
-        async with app[LEASES].hold(who.id) as admitted:  # the cap counts every process's sockets
-            if not admitted:
-                return await _fail(ws, CLOSE_TOO_MANY, "too_many", "too many open connections")
-            try:
+        try:
+            async with app[LEASES].hold(who.id) as admitted:  # the cap counts every process's sockets
+                if not admitted:
+                    return await _fail(ws, CLOSE_TOO_MANY, "too_many", "too many open connections")
                 await _serve(ws, request, table_id, who, since)
-            except UNAVAILABLE as e:
-                await _unavailable(ws, table_id, e)
-            except Exception:
-                log.exception("ws %s: serving user %s failed", table_id, who.id)
-                await _fail(ws, WSCloseCode.INTERNAL_ERROR, "internal", "internal error")
+        except UNAVAILABLE as e:  # also the cap not checked: not admitted (fails closed), 1013
+            await _unavailable(ws, table_id, e)
+        except Exception:
+            log.exception("ws %s: serving user %s failed", table_id, who.id)
+            await _fail(ws, WSCloseCode.INTERNAL_ERROR, "internal", "internal error")
     finally:
         app[SOCKETS].discard(ws)
         if not ws.closed:
