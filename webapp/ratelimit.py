@@ -73,9 +73,10 @@ class TokenBuckets:
 class SharedBuckets:
     """The action bucket of each user, shared by every process (``store.take_action``).
 
-    ``await take(user_id)``: 0.0 when allowed, else seconds until a token is back.
-    Raises the store's "unavailable" errors when Redis does not answer (the action
-    could not be committed either).
+    ``await take(user_id)``: 0.0 when allowed, else seconds until a token is back; 0.0 too
+    when the bucket's Redis does not answer within :data:`SHARED_WAIT` s (fails open, as the
+    request buckets do: on a Redis Cluster the bucket may live on a dead primary while the
+    table's is healthy; the process's own buckets still bound the caller).
     """
 
     def __init__(self, store: Any, rate: float, burst: int) -> None:
@@ -84,7 +85,13 @@ class SharedBuckets:
         self.burst = int(burst)
 
     async def take(self, key: Any) -> float:
-        return await self.store.take_action(key, self.rate, self.burst)
+        from store import UNAVAILABLE
+
+        try:
+            async with asyncio.timeout(SHARED_WAIT):
+                return await self.store.take_action(key, self.rate, self.burst)
+        except (TimeoutError, *UNAVAILABLE):
+            return 0.0
 
     def spec(self, user_id: int) -> tuple[int, float, int]:
         """``store.apply``'s ``limit``: the token taken in the move's own round trip."""
