@@ -29,11 +29,15 @@ from typing import Any
 
 from aiohttp import web
 
+from webapp.clock import server_time
 from webapp.errors import json_error
 from webapp.keys import AUTH, CALLER
 
 log = logging.getLogger(__name__)
 
+REPORT_EVERY = 60.0  # s between two aggregated "requests refused" log lines
+#: set on a response answering a refusal of the request limits (counted, not logged line by line)
+REFUSED: web.ResponseKey[bool] = web.ResponseKey("karty.refused")
 SHARED_WAIT = 0.25  # s a request waits for its shared bucket in Redis before it goes on without it
 
 
@@ -201,6 +205,29 @@ class RequestLimits:
         self.trusted = frozenset(p.strip() for p in (settings.trusted_proxies or "").split(",") if p.strip())
         self.delay = float(settings.limit_delay)
         self.refused = 0  # requests answered 429 here (for logs and benchmarks)
+        self._tick: asyncio.Future[None] | None = None  # the refusals' shared wait (see :meth:`pause`)
+        self._reported = (time.monotonic(), 0)  # when the last "refused" line was logged, and the count then
+
+    def pause(self) -> asyncio.Future[None]:
+        """What a refusal awaits before its answer: one future shared by every refusal of the
+        same ``delay`` window, resolved by one timer (a flood of refusals makes no timer each),
+        so a refused connection waits up to ``delay`` s for its next answer."""
+        tick = self._tick
+        if tick is None or tick.done():
+            loop = asyncio.get_running_loop()
+            tick = self._tick = loop.create_future()
+            loop.call_later(self.delay, _resolve, tick)
+        return tick
+
+    def count_refusal(self) -> None:
+        """One more refusal: counted, and logged as one aggregated line at most once a minute
+        (never a line per refused request: a flood must not write the log at its own rate)."""
+        self.refused += 1
+        now = time.monotonic()
+        since, before = self._reported
+        if now - since >= REPORT_EVERY:
+            self._reported = (now, self.refused)
+            log.warning("%d requests refused (429 too_fast) in the last %.0f s", self.refused - before, now - since)
 
     def _now(self) -> float:
         return self.clock()
@@ -232,6 +259,25 @@ class RequestLimits:
             return 0.0
 
 
+def _resolve(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+_TOO_FAST_BODY = '{{"error":"too_fast","detail":"too many requests, slow down","retry_after":{},"server_time":{}}}'
+
+
+def refused(wait: float) -> web.Response:
+    """:func:`too_fast` for a refusal of the request limits, made cheaply (a format, no JSON
+    encoder, no dict: the answer a flood gets thousands of times a second); marked on the
+    response so the access log counts it instead of writing a line (:mod:`webapp.accesslog`)."""
+    body = _TOO_FAST_BODY.format(round(wait, 3), server_time()).encode()
+    resp = web.Response(body=body, status=429, content_type="application/json",
+                        headers={"Retry-After": str(max(1, math.ceil(wait)))})
+    resp[REFUSED] = True
+    return resp
+
+
 def too_fast(wait: float, detail: str = "too many requests, slow down") -> web.Response:
     """The 429 ``too_fast`` answer (the shape of the action limit's): ``Retry-After`` in whole
     seconds, ``retry_after`` exact in the body."""
@@ -247,7 +293,9 @@ def limit_middleware(limits: RequestLimits) -> Callable:
     The caller found is kept on the request (``CALLER``) so the handler does not check it
     again. A refusal is answered after ``LIMIT_DELAY`` s (a sleep: no CPU), so a flood on
     kept-alive connections is slowed to ``1 / LIMIT_DELAY`` answers per connection and
-    second instead of making the process answer thousands of 429s. Exempt: static files
+    second instead of making the process answer thousands of 429s (one timer for all of them,
+:meth:`RequestLimits.pause`; the answer made without a JSON encoder, :func:`refused`; counted,
+not logged one by one, :meth:`RequestLimits.count_refusal`). Exempt: static files
     and the bot's webhook (its secret is checked by aiogram; Telegram's few addresses must
     not be limited as one user's)."""
 
@@ -270,10 +318,10 @@ def limit_middleware(limits: RequestLimits) -> Callable:
         else:
             return await handler(request)
         if wait:
-            limits.refused += 1
-            if limits.delay:  # a timer, no work: a flooder's connection waits instead of sending again
-                await asyncio.sleep(limits.delay)
-            return too_fast(max(0.001, wait - limits.delay))
+            limits.count_refusal()
+            if limits.delay:  # no work, one shared timer: a flooder's connection waits instead of sending again
+                await limits.pause()
+            return refused(max(0.001, wait - limits.delay))
         return await handler(request)
 
     return middleware
