@@ -33,13 +33,17 @@ test-cluster: system-deps install
 # size: 20 matches or more on a redis-server of its own (a free loopback port, AOF fsynced
 # always, a temporary directory; never the shared Redis), the service SIGKILLed 5 times, Redis
 # SIGKILLed and started again from its AOF, Redis stopped for 20 s (make test: 4 matches,
-# 2 kills, 5 s). Figures in test-output/faults/summary.json.
+# 2 kills, 5 s). Figures in test-output/faults/summary.json. And the network faults of
+# tests/test_network_faults.py (a fault proxy between the store and a redis-server of its own:
+# latency with jitter, resets, dead connections; history checked) at 20 tables × 200 moves
+# (make test: 4 × 25); figures in test-output/netfaults/.
 soak: system-deps install redis
 	KARTY_FUZZ_SCALE=20 $(PY) -m pytest -q -p no:cacheprovider --timeout 14400 tests/test_fuzz_api.py
 	KARTY_HIDDEN_GAMES=40 KARTY_HIDDEN_BUILDER_GAMES=1000 $(PY) -m pytest -q -p no:cacheprovider \
 		--timeout 14400 tests/test_hidden_info.py
 	KARTY_FAULTS_MATCHES=20 KARTY_FAULTS_KILLS=5 KARTY_FAULTS_REDIS_KILLS=1 KARTY_FAULTS_OUTAGE=20 KARTY_FAULTS_TIMEOUT=7200 \
 		$(PY) -m pytest -q -p no:cacheprovider -s tests/test_faults.py
+	KARTY_NETFAULT_TABLES=20 KARTY_NETFAULT_MOVES=200 $(PY) -m pytest -q -p no:cacheprovider tests/test_network_faults.py
 
 # Mutation run over the store (not in make test, nor in CI: ~1 h on 2 busy cores): each mutant
 # of store/*.lua (all of them) and store/*.py (MUTATE_MAX sampled per module, seed 16) faces

@@ -100,7 +100,7 @@ class Tally:
 
     def summary(self) -> dict[str, Any]:
         def rate(a: int, b: int) -> float | None:
-            return round(a / b, 3) if b else None
+            return round(a / b, 4) if b else None
 
         median = statistics.median(self.lengths) if self.lengths else 0
         within = sum(1 for n in self.lengths if n <= 3 * median)

@@ -117,7 +117,7 @@ class BotRuntime:
         log.info("chat %s moved to the supergroup %s", old, new)
         for lobby in await self.store.chat_lobbies(new):
             if lobby.table_id is None and lobby.message_id is not None:
-                await self.lobbies.post(lobby)
+                await self.lobbies.repost_moved(lobby.id, new)  # once: not if already posted there
 
     async def accept_update(self, update: Update, raw: dict[str, Any]) -> None:
         """A webhook update, valid by schema: kept in the store's inbox (raises when it cannot

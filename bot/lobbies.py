@@ -32,6 +32,9 @@ from bot.settings import BotSettings
 
 log = logging.getLogger(__name__)
 
+POSTED_IN = "bot:lobby_posted_in"  # store.mark_once: "<lobby id>:<chat id>", the lobby's message is in that chat
+POSTED_TTL = 2 * 3600  # seconds: beyond a lobby's life (1 h since its last change)
+
 
 class LobbyMessages:
     """Posts and (debounced) edits lobby messages. Dependencies are injected."""
@@ -95,8 +98,31 @@ class LobbyMessages:
             markup = await keyboards.lobby_keyboard(self.bot, self.settings, lobby, menu=self.menus.get(lobby.id))
         return text, markup
 
+    def _lock(self, lobby_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(lobby_id, asyncio.Lock())
+
     async def post(self, lobby: Any) -> Message | None:
-        """Send the lobby message into its chat/topic and remember its id in the store."""
+        """Send the lobby message into its chat/topic and remember its id in the store (and, for
+        :meth:`repost_moved`, the chat it landed in: another one when the group had just become
+        a supergroup and the sender followed it there)."""
+        async with self._lock(lobby.id):
+            return await self._post(lobby)
+
+    async def repost_moved(self, lobby_id: str, chat_id: int) -> Message | None:
+        """After the lobby's group became the supergroup ``chat_id`` (``store.migrate_chat`` moved
+        the lobby): post the open lobby anew there, where its buttons work — unless its message
+        is there already (posted into the group just as it was upgraded: the sender followed the
+        400 to the supergroup). Under the lobby's lock, so that post and this one never both go;
+        once posted, later changes edit that message. None when nothing was posted."""
+        async with self._lock(lobby_id):
+            if await self.store.done_once(POSTED_IN, f"{lobby_id}:{chat_id}"):
+                return None
+            lobby = await self.store.get_lobby(lobby_id)
+            if lobby is None or lobby.table_id is not None or lobby.message_id is None:
+                return None
+            return await self._post(lobby)
+
+    async def _post(self, lobby: Any) -> Message | None:
         text, markup = await self.render(lobby)
         with locale_scope(self.i18n, await self.locale_of(lobby)):
             note = texts.topic_moved_text()
@@ -107,6 +133,7 @@ class LobbyMessages:
         message = posted.message
         if message is not None:
             await self.store.set_lobby_message(lobby.id, message.message_id)
+            await self.store.mark_once(POSTED_IN, f"{lobby.id}:{message.chat.id}", POSTED_TTL)
         return message
 
     def user_reachable(self, user_id: int) -> None:

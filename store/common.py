@@ -54,6 +54,7 @@ POOL_SIZE = 48  # Redis connections per process at most (Store.from_url)
 # passes its own, tighter bounds from StoreSettings (REDIS_TIMEOUT, REDIS_POOL_TIMEOUT).
 CALL_TIMEOUT = 30.0  # seconds one Redis read/write may take before it fails
 POOL_TIMEOUT = 30.0  # seconds a call may wait for a free pooled connection
+BUCKET_WAIT = 0.25  # seconds a move waits for its action bucket's own call (a cluster) before going on without it
 CALLOUTS = frozenset({"zevok", "one_card", "how_many"})
 BYS = ("player", "timer", "computer")
 

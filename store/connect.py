@@ -17,11 +17,17 @@ database 0. Part of ``store/``, the only package that talks to Redis.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import MaxConnectionsError
 
 try:
@@ -191,4 +197,97 @@ def hiredis_packing(pool: Any) -> Any:
     cls = pool.connection_class
     if hiredis_wanted() and not issubclass(cls, HiredisPacking):
         pool.connection_class = type(f"Hiredis{cls.__name__}", (HiredisPacking, cls), {})
+    return pool
+
+
+# -- a pool that heals after a Redis restart ---------------------------------------------------------
+#: Seconds a pooled connection may sit unused before it is checked with a PING on its next use
+#: (redis-py's ``health_check_interval``): a connection Redis closed while it sat in the pool —
+#: restarted, or a proxy between them — is found dead and opened again before a command is
+#: written on it. A connection in use all the time is never pinged.
+HEALTH_CHECK_INTERVAL = 1.0
+
+#: Commands run again once, on a fresh connection, when the connection is lost before their
+#: answer came: reading, or writing what is the same whether done once or twice. Everything
+#: else (``EVALSHA`` of a move, ``INCR``, ``XADD``, …) is not: whether it ran is unknown, and
+#: the caller decides (a move's retry with the same ``client_action_id`` is applied once).
+IDEMPOTENT = frozenset({
+    "PING", "ECHO", "GET", "MGET", "EXISTS", "TYPE", "TTL", "PTTL", "STRLEN", "GETRANGE",
+    "HGET", "HMGET", "HGETALL", "HEXISTS", "HLEN", "HKEYS", "HVALS", "HSCAN",
+    "SMEMBERS", "SISMEMBER", "SMISMEMBER", "SCARD", "SSCAN",
+    "ZRANGE", "ZRANGEBYSCORE", "ZREVRANGE", "ZREVRANGEBYSCORE", "ZSCORE", "ZMSCORE", "ZCARD", "ZCOUNT",
+    "ZRANK", "ZREVRANK", "ZSCAN", "LRANGE", "LLEN", "LINDEX", "XRANGE", "XREVRANGE", "XLEN", "XINFO",
+    "XPENDING", "SCAN", "SCRIPT", "DBSIZE", "INFO", "TIME", "CLIENT", "HELLO", "SELECT",
+    "SET", "HSET", "HMSET", "HDEL", "SADD", "SREM", "ZADD", "ZREM", "DEL", "UNLINK", "EXPIRE",
+    "PEXPIRE", "EXPIREAT", "PEXPIREAT", "PERSIST", "XACK",
+})
+
+_SAFE_AGAIN: contextvars.ContextVar[bool] = contextvars.ContextVar("karty_redis_safe_again", default=False)
+
+
+@contextlib.contextmanager
+def idempotent() -> Iterator[None]:
+    """Within: the store's calls are safe to run twice (e.g. a script whose second run changes
+    nothing), so each is retried once on a lost connection like the :data:`IDEMPOTENT` commands."""
+    token = _SAFE_AGAIN.set(True)
+    try:
+        yield
+    finally:
+        _SAFE_AGAIN.reset(token)
+
+
+def _not_sent(error: BaseException) -> bool:
+    """The connection was found closed before the command was written: it never ran."""
+    text = str(error)
+    return "before write" in text or text.startswith(("Error connecting", "Connection refused"))
+
+
+def _retryable(error: BaseException) -> bool:
+    return _SAFE_AGAIN.get() or _not_sent(error)
+
+
+def retry_policy() -> Retry:
+    """redis-py's ``Retry`` for the store's pool: once, at once, on a lost connection (never on a
+    timeout: the bound a call has stays its own), when :func:`_retryable` says it is safe."""
+    return Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,), is_retryable=_retryable)
+
+
+class HealthChecked:
+    """Mixin for a redis-py asyncio connection class: the health check's ``PING``, which runs
+    before any command is written, is always safe to retry on a fresh connection."""
+
+    async def check_health(self) -> None:
+        token = _SAFE_AGAIN.set(True)
+        try:
+            await super().check_health()  # type: ignore[misc]
+        finally:
+            _SAFE_AGAIN.reset(token)
+
+
+class StoreRedis(Redis):
+    """The single-server client of :meth:`store.Store.from_url`: a command of
+    :data:`IDEMPOTENT` (or any command inside :func:`idempotent`) is marked safe to retry for
+    :func:`retry_policy`, which redis-py's own retry loop consults on the same connection."""
+
+    async def execute_command(self, *args: Any, **options: Any) -> Any:
+        name = args[0]
+        name = (name.decode() if isinstance(name, bytes) else str(name)).split(" ", 1)[0].upper()
+        if name not in IDEMPOTENT or _SAFE_AGAIN.get():
+            return await super().execute_command(*args, **options)
+        token = _SAFE_AGAIN.set(True)
+        try:
+            return await super().execute_command(*args, **options)
+        finally:
+            _SAFE_AGAIN.reset(token)
+
+
+def healing(pool: Any) -> Any:
+    """``pool`` (a redis-py asyncio connection pool) making health-checked connections
+    (:class:`HealthChecked`, every :data:`HEALTH_CHECK_INTERVAL` s of idleness) with
+    :func:`retry_policy`. Returns ``pool``."""
+    cls = pool.connection_class
+    if not issubclass(cls, HealthChecked):
+        pool.connection_class = type(f"HealthChecked{cls.__name__}", (HealthChecked, cls), {})
+    pool.connection_kwargs.setdefault("health_check_interval", HEALTH_CHECK_INTERVAL)
+    pool.connection_kwargs.setdefault("retry", retry_policy())
     return pool

@@ -14,6 +14,7 @@ under the user's ``{u:<user>}`` hash tag, each changed by one script in one slot
 from __future__ import annotations
 
 from store.common import StoreBase
+from store.connect import idempotent
 
 SOCKET_LEASE = 60.0  # seconds an open socket's place lasts unless renewed (webapp renews every ~20 s)
 
@@ -49,9 +50,9 @@ class Limits(StoreBase):
         ``socket_id``: unique per socket. Renew with :meth:`keep_socket` before ``lease``
         seconds pass; free with :meth:`close_socket`.
         """
-        return bool(await self._sockets(keys=[self.keys.user_sockets(user_id)],
-                                        args=["open", socket_id, repr(self.clock() if now is None else now),
-                                              repr(float(lease)), int(cap)]))
+        args = ["open", socket_id, repr(self.clock() if now is None else now), repr(float(lease)), int(cap)]
+        with idempotent():  # the same socket id again is the same lease: retried once on a lost connection
+            return bool(await self._sockets(keys=[self.keys.user_sockets(user_id)], args=args))
 
     async def keep_socket(self, user_id: int, socket_id: str, *, lease: float = SOCKET_LEASE,
                           now: float | None = None) -> None:

@@ -63,7 +63,7 @@ from store.common import (
     driver_kwargs,
 )
 from store.computers import Brains
-from store.connect import connect, hiredis_packing, is_cluster, wants_cluster
+from store.connect import StoreRedis, connect, healing, hiredis_packing, is_cluster, wants_cluster
 from store.durable import Replicated
 from store.events import Events
 from store.flags import Flags
@@ -203,7 +203,7 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
                              socket_timeout=timeout, socket_connect_timeout=timeout,
                              decode_responses=True, **driver_kwargs())
             return cls(client, prefix=prefix, **kwargs)
-        pool = hiredis_packing(BlockingConnectionPool.from_url(
+        pool = healing(hiredis_packing(BlockingConnectionPool.from_url(
             url,
             max_connections=pool_size,
             timeout=pool_timeout,
@@ -211,8 +211,8 @@ class Store(Users, Flags, Lobbies, Tables, Schedule, Events, Presence, Outbox, R
             socket_connect_timeout=timeout,
             decode_responses=True,
             **driver_kwargs(),
-        ))
-        return cls(Redis(connection_pool=pool), prefix=prefix, **kwargs)
+        )))  # health-checked, idempotent calls retried once on a lost connection (store.connect)
+        return cls(StoreRedis(connection_pool=pool), prefix=prefix, **kwargs)
 
     async def warm(self, connections: int | None = None) -> int:
         """Open up to ``connections`` pooled connections now (default: the whole pool) and

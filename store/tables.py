@@ -29,9 +29,12 @@ import zlib
 from collections.abc import Mapping
 from typing import Any
 
+from redis.exceptions import ClusterError
+
 import engine
 from engine.errors import Rejected
 from store.common import (
+    BUCKET_WAIT,
     BYS,
     FINISHED_TTL,
     INDEX_KEEP,
@@ -46,6 +49,7 @@ from store.common import (
     log,
 )
 from store.computers import driven, remember, replayed_memory
+from store.embedded import UNAVAILABLE
 from store.live import Known, pack
 from store.models import (
     PLAYER_LIMITS,
@@ -299,8 +303,22 @@ class Tables(StoreBase):
             raise
 
     async def _take_token(self, bucket: list[Any]) -> None:
-        """``bucket.lua`` alone: ``bucket`` is ``[key, now, rate, burst]``; raises ``TooFast`` when empty."""
-        wait = float(await self._bucket(keys=bucket[:1], args=bucket[1:]))
+        """``bucket.lua`` alone: ``bucket`` is ``[key, now, rate, burst]``; raises ``TooFast`` when empty.
+
+        A call of its own (a Redis Cluster: the bucket's key is on its own slot, maybe another
+        primary than the table's): when the bucket's node does not answer within
+        :data:`~store.common.BUCKET_WAIT` s (dead, or failing over), the move goes on without
+        the token — fails open, as the request limits do, within the bound the service's
+        per-process buckets still set (``webapp.ratelimit``) — so one dead primary never
+        refuses moves on tables whose own primary is healthy. Counted in ``buckets_skipped``."""
+        try:
+            async with asyncio.timeout(BUCKET_WAIT):
+                wait = float(await self._bucket(keys=bucket[:1], args=bucket[1:]))
+        except (TimeoutError, ClusterError, *UNAVAILABLE) as e:  # ClusterError: CLUSTERDOWN, no slot owner
+            self.buckets_skipped = getattr(self, "buckets_skipped", 0) + 1
+            log.warning("action bucket %s not taken (its node did not answer: %s); the move goes on",
+                        bucket[0], type(e).__name__)
+            return
         if wait > 0:
             raise TooFast(wait)
 

@@ -584,3 +584,49 @@ async def test_the_bot_remembers_a_groups_title_and_its_renames(fake_store, bot_
     # a group upgraded to a supergroup keeps its title until the bot sees it anew
     await fake_store.migrate_chat(GROUP, GROUP - 1)
     assert (await fake_store.chat_titles([GROUP - 1])) == {GROUP - 1: "Sunday cards"}
+
+
+@pytest.mark.parametrize("first", ["the 400 first", "the service message first", "a new lobby's post meets the 400"])
+async def test_a_lobby_open_while_its_group_becomes_a_supergroup_is_posted_there_once_then_edited(
+        fake_store, bot_runtime, fake_bot_api, first):
+    """Issue 27.5: the lobby's edit meets the 400 "upgraded" and the service messages arrive
+    too (in either order, the move under way meanwhile): the lobby is posted once in the
+    supergroup, and later changes edit that message."""
+    import asyncio
+
+    api = fake_bot_api
+    rt = await bot_runtime(fake_store)
+    old_chat, people, _table, open_lobby = await group_with_history(fake_store, rt, api)
+    api.migrate(OLD_GROUP, SUPERGROUP)
+    new_chat = {"id": SUPERGROUP, "type": "supergroup", "title": "Cards"}
+    api.clear()
+    service = [service_update(old_chat, people[0], migrate_to_chat_id=SUPERGROUP),
+               service_update(new_chat, people[0], migrate_from_chat_id=OLD_GROUP)]
+    if first == "the service message first":
+        await asyncio.gather(rt.feed(service[0]), rt.lobbies.refresh(open_lobby.id), rt.feed(service[1]))
+    elif first == "a new lobby's post meets the 400":
+        await rt.feed(message_update("/new prsi", user=people[2], chat=old_chat))
+        await asyncio.gather(*(rt.feed(u) for u in service))
+        open_lobby = next(lb for lb in await fake_store.chat_lobbies(SUPERGROUP)
+                          if lb.table_id is None and lb.creator_id == people[2]["id"])
+    else:
+        await asyncio.gather(rt.lobbies.refresh(open_lobby.id), rt.feed(service[0]), rt.feed(service[1]))
+    await api.settle(quiet=0.2)
+    for _ in range(50):
+        if [c for c in api.sent_messages(SUPERGROUP) if "new table" in c.text]:
+            break
+        await asyncio.sleep(0.05)
+    await api.settle(quiet=0.3)
+    posts = [c for c in api.calls_of("sendMessage", ok=True)
+             if c.chat_id == SUPERGROUP and open_lobby.id in str(c.params.get("reply_markup"))]
+    assert len(posts) == 1, [c.text[:40] for c in posts]
+    lobby = await fake_store.get_lobby(open_lobby.id)
+    assert lobby.chat_id == SUPERGROUP and lobby.message_id == posts[0].result["message_id"]
+    # a later change edits that one message in the supergroup
+    api.clear()
+    await rt.feed(callback_update(f"lb:{lobby.id}:join", user=tg_user(ANN + 9, "Late"), chat=new_chat))
+    await rt.lobbies.drain()
+    await api.settle(quiet=0.2)
+    assert [c for c in api.calls_of("sendMessage", ok=None) if lobby.id in str(c.params.get("reply_markup"))] == []
+    edits = [c for c in api.calls_of("editMessageText", ok=True) if c.chat_id == SUPERGROUP]
+    assert edits and all(c.params.get("message_id") == lobby.message_id for c in edits)

@@ -515,8 +515,9 @@ def test_socket_frames_never_crash_the_socket_or_leak_internals(world):
     assert SENT["socket"] >= examples(300)
 
 
-def test_known_bad_socket_frames_are_refused_with_4400_and_nested_junk_keeps_the_socket(world):
-    """The frames that crashed the socket with 1011 and a traceback before (issue 16)."""
+def test_known_bad_socket_frames_are_refused_with_4400_and_nested_junk_closes_it_too(world):
+    """The frames that crashed the socket with 1011 and a traceback before (issue 16); junk after
+    the auth is ``bad_message`` and the close 4400 as well (issue 27.5, CONTRACTS §3)."""
     import aiohttp
 
     svc = world.svc
@@ -532,4 +533,5 @@ def test_known_bad_socket_frames_are_refused_with_4400_and_nested_junk_keeps_the
     valid = json.dumps({"type": "auth", "init_data": svc.init_data(ANN)})
     got = asyncio.run(_socket_session(svc, world.tables["prsi"], valid, [_nested(3000), "NaN"]))
     kinds = [json.loads(d)["type"] for t, d, _ in got if t == aiohttp.WSMsgType.TEXT]
-    assert kinds == ["state", "error", "pong", "error", "pong"], got
+    assert kinds == ["state", "error"], got
+    assert got[-1][0] == aiohttp.WSMsgType.CLOSE and got[-1][1] == 4400, got

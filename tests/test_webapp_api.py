@@ -106,6 +106,26 @@ async def test_post_actions_and_the_error_statuses(web_client, store, auth):
     assert (await store.get_table(table.id)).version == table.version + 1
 
 
+async def test_a_whole_version_written_as_a_float_is_that_version(web_client, store, auth):
+    """Issue 27.5: ``version: 3.0`` is the integer 3 (JSON Schema's integer, as the OpenAPI
+    document says), on POST and on the socket; ``3.5`` and ``true`` stay 400."""
+    client = await web_client()
+    table = await new_table(store)
+    mover = table.state.to_move
+    url = f"/api/tables/{table.id}/actions"
+    move = engine.legal_actions(table.state, mover)[0]
+    for bad in (b"%d.5" % table.version, b"true"):
+        raw = b'{"action": %s, "version": %s}' % (json.dumps(move).encode(), bad)
+        assert (await client.post(url, data=raw, headers=auth(uid_of(mover)))).status == 400, bad
+    stale = b'{"action": {"a": "draw"}, "version": %d.0}' % (table.version + 5)
+    resp = await client.post(url, data=stale, headers=auth(uid_of(mover)))
+    assert resp.status == 409 and (await resp.json())["error"] == "stale"
+    raw = b'{"action": %s, "version": %d.0}' % (json.dumps(move).encode(), table.version)
+    resp = await client.post(url, data=raw, headers=auth(uid_of(mover)))
+    assert resp.status == 200, await resp.text()
+    assert (await resp.json())["version"] == table.version + 1
+
+
 @pytest.mark.parametrize(
     "raw",
     [
@@ -332,6 +352,49 @@ async def test_openapi_lists_every_route(web_client):
     refs = {m for m in json.dumps(doc).split('"$ref": "#/components/schemas/')[1:]}
     for ref in refs:
         assert ref.split('"')[0] in doc["components"]["schemas"]
+
+
+GROUP = -100555
+
+
+async def test_every_route_naming_a_table_keeps_an_outsider_out(web_client, store, auth, web_init_data):
+    """Issue 27.2: every route of the OpenAPI document naming a table answers 403 ``not_in_chat``
+    to someone not in the table's chat, as ``GET /api/tables/{id}`` does (a finished game's
+    replay shows every hand; a live one's can be followed by polling), and says so in the document;
+    a player and someone the bot saw in the chat still get in."""
+    import aiohttp
+
+    seats = [Seat(seat=f"u{ANN}", user_id=ANN, name="Ann"), Seat(seat="c1", name="C1", computer=True)]
+    table = await store.create_table(game="prsi", seats=seats, chat_id=GROUP, seed=3,
+                                     settings=LobbySettings(players=2, turn_seconds=None))
+    await store.seen_in_chat(GROUP, BOB)
+    client = await web_client()
+    doc = document()
+    named = [(path, method, op) for path, ops in doc["paths"].items() for method, op in ops.items()
+             if "{id}" in path]
+    assert len(named) >= 7  # the table, its actions, replay, rematch (get, post, decline), the socket
+    body = {"action": {"a": "draw"}}
+    for path, method, op in named:
+        url = path.replace("{id}", table.id)
+        kwargs = {"json": body} if "requestBody" in op else {}
+        resp = await client.request(method.upper(), url, headers=auth(EVE), **kwargs)
+        assert resp.status == 403, (method, path, resp.status, await resp.text())
+        assert (await resp.json())["error"] == "not_in_chat", (method, path)
+        assert "not_in_chat" in op["responses"]["403"]["description"], (method, path)
+    # the replay and the rematch state are there for the player and the chat's people
+    for uid in (ANN, BOB):
+        assert (await client.get(f"/api/tables/{table.id}/replay", headers=auth(uid))).status == 200
+        assert (await client.get(f"/api/tables/{table.id}/rematch", headers=auth(uid))).status == 200
+    # signed in by the socket's first frame instead: the close says it
+    async with client.ws_connect(f"/ws/tables/{table.id}") as ws:
+        await ws.send_json({"type": "auth", "init_data": web_init_data(EVE, "Eve")})
+        msg = await ws.receive_json()
+        assert msg["error"] == "not_in_chat"
+        assert (await ws.receive()).type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
+        assert ws.close_code == 4403
+    # nothing changed for the outsider's tries
+    assert (await store.get_table(table.id)).version == table.version
+    assert await store.rematch_of(table.id) is None
 
 
 async def test_static_files_and_cache_headers(web_client):

@@ -310,3 +310,82 @@ async def test_a_shared_bucket_redis_cannot_answer_lets_the_request_go_on(web_cl
     url = f"/api/tables/{table.id}"
     assert [(await client.get(url, headers=auth(ANN))).status for _ in range(2)] == [200, 200]
     await assert_too_fast(await client.get(url, headers=auth(ANN)))
+
+
+async def test_a_flood_of_refusals_shares_one_timer_and_writes_no_line_each(web_client, caplog):
+    """Issue 27.1: refused requests wait ``LIMIT_DELAY`` on one timer shared by all of them (not
+    one each), are answered without the JSON encoder, and write no log line each: the access log
+    skips them (:mod:`webapp.accesslog`) and the limits log one aggregated line a minute."""
+    import asyncio
+    import logging
+
+    from aiohttp import web
+
+    from webapp.accesslog import AccessLog
+    from webapp.ratelimit import REFUSED
+
+    client = await web_client(address_rate=0.001, address_burst=1, limit_delay=0.2)
+    freeze(client)
+    assert (await client.get("/api/config")).status == 200
+    loop = asyncio.get_running_loop()
+    timers = []
+    real_call_later = loop.call_later
+
+    def counted(delay, *args, **kwargs):
+        if delay >= 0.1:
+            timers.append(delay)
+        return real_call_later(delay, *args, **kwargs)
+
+    loop.call_later = counted
+    try:
+        answers = await asyncio.gather(*(client.get("/api/config") for _ in range(30)))
+    finally:
+        loop.call_later = real_call_later
+    for resp in answers:
+        assert await assert_too_fast(resp) > 0
+    assert len(timers) <= 3  # one per LIMIT_DELAY window, not 30
+    assert client.app[LIMITS].refused == 30
+    # the access log: a served request is a line, a refusal is counted instead
+    request = type("R", (), {"get": lambda self, k, d=None: d})()
+    logger = logging.getLogger("aiohttp.access")
+    before = AccessLog.unlogged
+    with caplog.at_level(logging.INFO):
+        access = AccessLog(logger)
+        for _ in answers:
+            raw = web.Response(status=429)
+            raw[REFUSED] = True
+            access.log(request, raw, 0.001)
+    assert AccessLog.unlogged - before == 30
+    assert not [r for r in caplog.records if r.name == "aiohttp.access"]
+    assert not [r for r in caplog.records if r.name == "webapp.ratelimit"]  # within the minute: no line yet
+
+
+def test_a_forged_init_data_repeated_costs_one_check(monkeypatch):
+    """Issue 27.1: the verdict on a bad initData string is kept (bounded), so its repeats are a
+    lookup, not an HMAC each; an expired one, or one from the future, is never kept."""
+    import time as clock
+
+    from webapp import auth as auth_module
+    from webapp.auth import Authenticator, sign_init_data
+    from webapp.errors import ApiError
+
+    token = "123:abc"
+    checks = []
+    real = auth_module.check_signature
+    monkeypatch.setattr(auth_module, "check_signature", lambda *a: checks.append(1) or real(*a))
+    who = Authenticator(token, store=None, max_age=3600)
+    forged = sign_init_data({"auth_date": int(clock.time()), "user": {"id": 5, "first_name": "F"}}, "999:other")
+    for _ in range(50):
+        with pytest.raises(ApiError) as e:
+            who.verify(forged)
+        assert e.value.status == 401 and e.value.code == "unauthorized"
+    assert len(checks) == 1
+    ahead = sign_init_data({"auth_date": int(clock.time()) + 3600, "user": {"id": 5, "first_name": "F"}}, token)
+    for _ in range(3):
+        with pytest.raises(ApiError):
+            who.verify(ahead)
+    assert len(checks) == 4  # checked afresh each time: the clocks may agree later
+    for n in range(Authenticator.MAX_REFUSED + 10):  # bounded
+        with pytest.raises(ApiError):
+            who.verify(f"hash=00&n={n}")
+    assert len(who._refused) <= Authenticator.MAX_REFUSED

@@ -221,6 +221,29 @@ async def test_ping_pong_refreshes_presence(web_client, store, init):
     await spectator.close()
 
 
+@pytest.mark.parametrize("frame", ["what", "[1, 2]", '{"type": "dance"}', '{"type": 5}',
+                                   '{"type": "act", "action": ' + "[" * 3000 + "]" * 3000 + "}"])
+async def test_a_bad_frame_after_the_auth_is_answered_bad_message_and_closes_4400(web_client, store, init, frame):
+    """Issue 27.5, CONTRACTS §3: a frame that is not a JSON object of a known type (not JSON,
+    an array, an unknown type, an act nested past the parser) gets ``bad_message``, then the
+    close 4400; a well-formed act with a wrong field is a refused move, the socket kept open."""
+    client = await web_client()
+    table = await new_table(store)
+    ws = await connect(client, table.id, init(ANN))
+    await recv_state(ws)
+    await ws.send_str(json.dumps({"type": "act", "ref": 1, "action": {"a": 5}}))
+    refused = await recv(ws)
+    assert refused["type"] == "refused" and refused["status"] == 400 and refused["ref"] == 1
+    await ws.send_str(json.dumps({"type": "ping"}))
+    assert (await recv(ws)) == {"type": "pong"}
+    await ws.send_str(frame)
+    msg = await recv(ws)
+    assert msg["type"] == "error" and msg["error"] == "bad_message"
+    closing = await ws.receive(timeout=60)
+    assert closing.type == aiohttp.WSMsgType.CLOSE and closing.data == 4400
+    assert (await store.get_table(table.id)).version == table.version
+
+
 @pytest.mark.parametrize(
     ("first", "code", "error"),
     [

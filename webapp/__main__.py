@@ -24,6 +24,7 @@ from aiohttp import web
 
 from store.embedded import EmbeddedRedis, redis_answers
 from webapp import drain, logs
+from webapp.accesslog import AccessLog
 from webapp.app import create_app
 from webapp.settings import WebSettings
 
@@ -156,6 +157,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         web.run_app(build(settings, drain_on_sigterm=True), host=settings.host, port=settings.port,
                     print=announce, access_log=logs.access_logger(access),
+                    access_log_class=AccessLog,  # header values escaped (webapp.accesslog)
                     shutdown_timeout=settings.drain_seconds * drain.DRAIN_SHARE)
     except OSError as e:
         if e.errno != errno.EADDRINUSE:

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError
 
 import engine
 from engine.ratings import period_keys
@@ -57,12 +57,21 @@ class Action(BaseModel):
         return self.model_dump(exclude_none=True)
 
 
+def _whole(value: Any) -> Any:
+    """An integral float (``3.0``: JSON Schema's integer, as some clients' encoders write a
+    number) as the int it is; anything else as given, for the strict check (``3.5``, ``true``
+    and ``"3"`` stay 400)."""
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
+
+
 class ActionRequest(BaseModel):
     """Body of ``POST /api/tables/{id}/actions``.
 
     ``client_action_id``: an id the client picks per action so a retried POST is applied
     once (the answer then has ``duplicate: true``). ``version``: the version the client
-    saw; a different current version answers 409 ``stale``. ``seat``: optional, the
+    saw; a different current version answers 409 ``stale`` (a whole number: ``3`` or ``3.0``). ``seat``: optional, the
     seat the client acts for; anything but the caller's own seat is 403.
     """
 
@@ -70,7 +79,7 @@ class ActionRequest(BaseModel):
 
     action: Action
     client_action_id: str | None = Field(None, min_length=1, max_length=64)
-    version: int | None = Field(None, ge=0)
+    version: Annotated[int | None, BeforeValidator(_whole)] = Field(None, ge=0)
     seat: str | None = Field(None, max_length=24)
 
 
@@ -160,6 +169,16 @@ async def known_or_404(request: web.Request) -> Any:
     known = await request.app[STORE].current(request.match_info["id"])
     if known is None:
         raise ApiError(404, "not_found", "no such table (or it expired)")
+    return known
+
+
+async def visible_or_404(request: web.Request, who: Identity) -> Any:
+    """The table of the path's ``{id}`` as this process knows it, if ``who`` may see it: 404
+    ``not_found``, 403 ``not_in_chat`` (:func:`webapp.privacy.check_table`: a player always,
+    anyone else only when in the table's chat). Every route naming a table checks this first."""
+    known = await known_or_404(request)
+    if known.seat_of(who.id) is None:
+        await check_table(request.app[STORE], known.table, who.id)
     return known
 
 
@@ -275,8 +294,7 @@ async def get_table(request: web.Request) -> web.Response:
     ``seat`` is the caller's seat or null (a spectator gets the public view). 404 ``not_found``.
     """
     who = await identify(request)
-    known = await known_or_404(request)
-    await check_table(request.app[STORE], known.table, who.id)
+    known = await visible_or_404(request, who)
     return ok(table_payload(known.table, known.seat_of(who.id)))
 
 

@@ -244,14 +244,17 @@ class Authenticator:
     ``token``: the bot token, or the local key in local play. Verified initData strings
     are kept (at most :attr:`MAX_VERIFIED`, least recently used dropped) with their
     :class:`Identity`; a repeat is only checked for age against ``clock`` (epoch s), so
-    it expires exactly when a fresh check would say ``auth_expired``. A string that
-    failed is never kept: each attempt is checked afresh. A user is saved again only
+    it expires exactly when a fresh check would say ``auth_expired``. A string that failed
+    as ``unauthorized`` (bad signature, malformed, no user: it can never become valid) keeps
+    its verdict too (at most :attr:`MAX_REFUSED`, all dropped when full), so a flood of one
+    forged string costs a dict lookup, not an HMAC each. A user is saved again only
     when their name, username or language changed or :attr:`RESAVE` seconds passed.
     """
 
     RESAVE = 600.0
     MAX_CACHE = 50_000
     MAX_VERIFIED = 20_000
+    MAX_REFUSED = 4096  # bad initData strings whose verdict is kept (a forged flood costs a lookup)
 
     def __init__(self, token: str, store: Any, *, max_age: int, clock: Callable[[], float] = time.time) -> None:
         self.token = token
@@ -261,6 +264,7 @@ class Authenticator:
         self.session_ttl = SESSION_TTL
         self._seen: dict[int, tuple[tuple[str, str | None, str | None], float]] = {}
         self._verified: OrderedDict[str, Identity] = OrderedDict()
+        self._refused: dict[str, str] = {}  # bad initData → the detail of its 401
 
     def verify(self, init_data: str) -> Identity:
         """:func:`verify_init_data` of ``init_data``, from the cache when verified before."""
@@ -272,7 +276,18 @@ class Authenticator:
                 raise ApiError(401, "auth_expired", "initData expired, reopen the app")
             self._verified.move_to_end(init_data)
             return who
-        who = verify_init_data(init_data, self.token, max_age=self.max_age, now=now)
+        refused = self._refused.get(init_data) if isinstance(init_data, str) else None
+        if refused is not None:  # the same bad string again: the same verdict, no HMAC
+            raise ApiError(401, "unauthorized", refused)
+        try:
+            who = verify_init_data(init_data, self.token, max_age=self.max_age, now=now)
+        except ApiError as e:
+            # never valid later: not an expiry, nor a date ahead of the clock (that one may pass)
+            if isinstance(init_data, str) and e.code == "unauthorized" and "future" not in e.detail:
+                if len(self._refused) >= self.MAX_REFUSED:
+                    self._refused.clear()
+                self._refused[init_data] = e.detail
+            raise
         self._verified[init_data] = who
         if len(self._verified) > self.MAX_VERIFIED:
             self._verified.popitem(last=False)

@@ -7,7 +7,8 @@ Both take the same checks in the same order and give the same answers (status an
 1. the body's shape (400 ``bad_request``), then the table (404 ``not_found``), then the
    seat (403 ``not_seated`` / ``not_your_seat``); a move refused here still costs a token of
    the user's action bucket (429 ``too_fast`` first when it is empty), as a held-down
-   button must;
+   button must; someone not seated who may not see the table at all (not in its chat,
+   :mod:`webapp.privacy`) gets 403 ``not_in_chat``, as on every route naming a table;
 2. the move itself, on the document this process already holds (``store.apply``'s
    ``known``): the action bucket's token, the compare-and-set and its follow-up in one Redis
    call on one Redis; 409 ``stale``, 422 with the engine's reason, 429 ``too_fast``.
@@ -25,6 +26,7 @@ from aiohttp import web
 from store.models import TooFast
 from webapp.errors import ApiError
 from webapp.keys import DRAIN, LIMITER, STORE
+from webapp.privacy import check_table
 
 
 def too_fast(wait: float) -> ApiError:
@@ -46,7 +48,7 @@ async def apply_move(app: web.Application, user_id: int, known: Any, body: Any) 
     """Apply ``body`` (a :class:`webapp.api.ActionRequest`) for ``user_id`` on the table
     ``known`` (a :class:`store.live.Known`, as this process holds it) → ``(ApplyResult, seat)``.
 
-    Raises :class:`ApiError` 403 (``not_seated``, ``not_your_seat``) and 429 ``too_fast``;
+    Raises :class:`ApiError` 403 (``not_in_chat``, ``not_seated``, ``not_your_seat``) and 429 ``too_fast``;
     ``store.StoreError`` (``stale`` 409, ``not_found`` 404, ``busy`` 503) and
     ``engine.Rejected`` (422) as the store raises them (``webapp.errors.as_api_error`` maps them).
     """
@@ -54,6 +56,7 @@ async def apply_move(app: web.Application, user_id: int, known: Any, body: Any) 
     if seat is None or (body.seat is not None and body.seat != seat):
         await pay_refusal(app, user_id)
         if seat is None:
+            await check_table(app[STORE], known.table, user_id)  # an outsider: not_in_chat, as every table route
             raise ApiError(403, "not_seated", "you have no seat at this table")
         raise ApiError(403, "not_your_seat", "you may act only for your own seat")
     limiter = app[LIMITER]

@@ -155,12 +155,29 @@ CHAT_Q = {"name": "chat_id", "in": "query", "required": False, "schema": {"type"
 
 def document() -> dict[str, Any]:
     """The OpenAPI 3.1 document (a plain dict). Every operation may answer 429 ``too_fast``
-    (the request limits of :mod:`webapp.ratelimit` hold for every route)."""
+    (the request limits of :mod:`webapp.ratelimit` hold for every route); every one naming a
+    table or a chat 403 ``not_in_chat`` (:mod:`webapp.privacy`)."""
     doc = _document()
-    for ops in doc["paths"].values():
+    for path, ops in doc["paths"].items():
         for op in ops.values():
             op["responses"].setdefault("429", _errors(429)["429"])
+            if _private(path, op):
+                op["responses"]["403"] = _forbidden(op["responses"].get("403"))
     return doc
+
+
+def _private(path: str, op: dict[str, Any]) -> bool:
+    """Whether the operation names a table or a chat, so answers 403 ``not_in_chat`` to outsiders."""
+    return "{id}" in path or "{chat_id}" in path or any(p.get("name") == "chat_id" for p in op.get("parameters", []))
+
+
+def _forbidden(existing: dict[str, Any] | None) -> dict[str, Any]:
+    """The 403 answer of a route naming a table or a chat (``not_in_chat``, webapp.privacy),
+    with the route's own 403 reasons when it has some."""
+    text = "not in the table's (or the board's) chat: only its players and people the bot saw there (not_in_chat)"
+    if existing is not None:
+        text = f"{text}; or {existing['description']}"
+    return _json("Error", text)
 
 
 def _document() -> dict[str, Any]:
@@ -372,7 +389,7 @@ def _document() -> dict[str, Any]:
                         '"events", "deadline", "seats", "by"}` at once and on every new version (your own view; '
                         'spectators the public one). Send `{"type": "ping"}` every 10–20 s; the answer is '
                         '`{"type": "pong"}`. Errors: `{"type": "error", "error", "detail"}` then a close '
-                        "(4401 unauthorized, 4400 bad message, 4404 table gone, 4408 idle, 4429 too_many sockets or "
+                        "(4401 unauthorized, 4400 bad message, 4403 not_in_chat, 4404 table gone, 4408 idle, 4429 too_many sockets or "
                         "too_fast: more frames than the socket's rate, 1001 shutdown)."
                     ),
                     "security": [],

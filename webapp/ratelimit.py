@@ -29,11 +29,15 @@ from typing import Any
 
 from aiohttp import web
 
+from webapp.clock import server_time
 from webapp.errors import json_error
 from webapp.keys import AUTH, CALLER
 
 log = logging.getLogger(__name__)
 
+REPORT_EVERY = 60.0  # s between two aggregated "requests refused" log lines
+#: set on a response answering a refusal of the request limits (counted, not logged line by line)
+REFUSED: web.ResponseKey[bool] = web.ResponseKey("karty.refused")
 SHARED_WAIT = 0.25  # s a request waits for its shared bucket in Redis before it goes on without it
 
 
@@ -73,9 +77,10 @@ class TokenBuckets:
 class SharedBuckets:
     """The action bucket of each user, shared by every process (``store.take_action``).
 
-    ``await take(user_id)``: 0.0 when allowed, else seconds until a token is back.
-    Raises the store's "unavailable" errors when Redis does not answer (the action
-    could not be committed either).
+    ``await take(user_id)``: 0.0 when allowed, else seconds until a token is back; 0.0 too
+    when the bucket's Redis does not answer within :data:`SHARED_WAIT` s (fails open, as the
+    request buckets do: on a Redis Cluster the bucket may live on a dead primary while the
+    table's is healthy; the process's own buckets still bound the caller).
     """
 
     def __init__(self, store: Any, rate: float, burst: int) -> None:
@@ -84,7 +89,13 @@ class SharedBuckets:
         self.burst = int(burst)
 
     async def take(self, key: Any) -> float:
-        return await self.store.take_action(key, self.rate, self.burst)
+        from store import UNAVAILABLE
+
+        try:
+            async with asyncio.timeout(SHARED_WAIT):
+                return await self.store.take_action(key, self.rate, self.burst)
+        except (TimeoutError, *UNAVAILABLE):
+            return 0.0
 
     def spec(self, user_id: int) -> tuple[int, float, int]:
         """``store.apply``'s ``limit``: the token taken in the move's own round trip."""
@@ -98,6 +109,12 @@ class SocketLeases:
     user already has ``cap`` open; while held, the lease is renewed every third of
     ``lease`` seconds, and it is freed on exit (a process that dies frees it when the
     lease runs out).
+
+    Fails closed: when the store cannot say (Redis unreachable, or its answer lost), no socket
+    is admitted uncounted — the error is raised from ``hold`` (one of ``store.UNAVAILABLE``:
+    the socket closes 1013 ``unavailable`` and the app's reconnect tries again), so a user
+    never holds more than ``cap`` sockets, however Redis fares. (The call itself is retried
+    once on a lost connection by the store: opening a lease is idempotent.)
     """
 
     def __init__(self, store: Any, cap: int, lease: float = 60.0) -> None:
@@ -108,11 +125,7 @@ class SocketLeases:
     @contextlib.asynccontextmanager
     async def hold(self, user_id: int) -> AsyncIterator[bool]:
         sid = secrets.token_urlsafe(9)
-        try:
-            admitted = await self.store.open_socket(user_id, sid, self.cap, lease=self.lease)
-        except Exception:  # Redis unreachable a moment: let the socket try (its own reads will tell)
-            log.warning("socket cap of user %s not checked: the store did not answer", user_id, exc_info=True)
-            admitted = True
+        admitted = await self.store.open_socket(user_id, sid, self.cap, lease=self.lease)  # raises: closed
         if not admitted:
             yield False
             return
@@ -192,6 +205,29 @@ class RequestLimits:
         self.trusted = frozenset(p.strip() for p in (settings.trusted_proxies or "").split(",") if p.strip())
         self.delay = float(settings.limit_delay)
         self.refused = 0  # requests answered 429 here (for logs and benchmarks)
+        self._tick: asyncio.Future[None] | None = None  # the refusals' shared wait (see :meth:`pause`)
+        self._reported = (time.monotonic(), 0)  # when the last "refused" line was logged, and the count then
+
+    def pause(self) -> asyncio.Future[None]:
+        """What a refusal awaits before its answer: one future shared by every refusal of the
+        same ``delay`` window, resolved by one timer (a flood of refusals makes no timer each),
+        so a refused connection waits up to ``delay`` s for its next answer."""
+        tick = self._tick
+        if tick is None or tick.done():
+            loop = asyncio.get_running_loop()
+            tick = self._tick = loop.create_future()
+            loop.call_later(self.delay, _resolve, tick)
+        return tick
+
+    def count_refusal(self) -> None:
+        """One more refusal: counted, and logged as one aggregated line at most once a minute
+        (never a line per refused request: a flood must not write the log at its own rate)."""
+        self.refused += 1
+        now = time.monotonic()
+        since, before = self._reported
+        if now - since >= REPORT_EVERY:
+            self._reported = (now, self.refused)
+            log.warning("%d requests refused (429 too_fast) in the last %.0f s", self.refused - before, now - since)
 
     def _now(self) -> float:
         return self.clock()
@@ -223,6 +259,25 @@ class RequestLimits:
             return 0.0
 
 
+def _resolve(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+_TOO_FAST_BODY = '{{"error":"too_fast","detail":"too many requests, slow down","retry_after":{},"server_time":{}}}'
+
+
+def refused(wait: float) -> web.Response:
+    """:func:`too_fast` for a refusal of the request limits, made cheaply (a format, no JSON
+    encoder, no dict: the answer a flood gets thousands of times a second); marked on the
+    response so the access log counts it instead of writing a line (:mod:`webapp.accesslog`)."""
+    body = _TOO_FAST_BODY.format(round(wait, 3), server_time()).encode()
+    resp = web.Response(body=body, status=429, content_type="application/json",
+                        headers={"Retry-After": str(max(1, math.ceil(wait)))})
+    resp[REFUSED] = True
+    return resp
+
+
 def too_fast(wait: float, detail: str = "too many requests, slow down") -> web.Response:
     """The 429 ``too_fast`` answer (the shape of the action limit's): ``Retry-After`` in whole
     seconds, ``retry_after`` exact in the body."""
@@ -238,7 +293,9 @@ def limit_middleware(limits: RequestLimits) -> Callable:
     The caller found is kept on the request (``CALLER``) so the handler does not check it
     again. A refusal is answered after ``LIMIT_DELAY`` s (a sleep: no CPU), so a flood on
     kept-alive connections is slowed to ``1 / LIMIT_DELAY`` answers per connection and
-    second instead of making the process answer thousands of 429s. Exempt: static files
+    second instead of making the process answer thousands of 429s (one timer for all of them,
+:meth:`RequestLimits.pause`; the answer made without a JSON encoder, :func:`refused`; counted,
+not logged one by one, :meth:`RequestLimits.count_refusal`). Exempt: static files
     and the bot's webhook (its secret is checked by aiogram; Telegram's few addresses must
     not be limited as one user's)."""
 
@@ -261,10 +318,10 @@ def limit_middleware(limits: RequestLimits) -> Callable:
         else:
             return await handler(request)
         if wait:
-            limits.refused += 1
-            if limits.delay:  # a timer, no work: a flooder's connection waits instead of sending again
-                await asyncio.sleep(limits.delay)
-            return too_fast(max(0.001, wait - limits.delay))
+            limits.count_refusal()
+            if limits.delay:  # no work, one shared timer: a flooder's connection waits instead of sending again
+                await limits.pause()
+            return refused(max(0.001, wait - limits.delay))
         return await handler(request)
 
     return middleware

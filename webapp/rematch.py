@@ -7,6 +7,9 @@
 * ``POST /api/tables/{id}/rematch/decline`` — the caller will not play again.
 * ``GET /api/tables/{id}/rematch`` — the lobby as it stands (``{"lobby": null}`` when
   nobody asked yet), for the others' final sheets and the waiting one.
+
+Each first checks the table as ``GET /api/tables/{id}`` does: 404 ``not_found``, 403
+``not_in_chat`` for someone not in its chat.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from store import User
-from webapp.api import identify, ok
+from webapp.api import identify, ok, visible_or_404
 from webapp.keys import STORE
 
 
@@ -39,6 +42,7 @@ def lobby_payload(lobby: Any, user_id: int, now: float) -> dict[str, Any]:
 
 async def post_rematch(request: web.Request) -> web.Response:
     who = await identify(request)
+    await visible_or_404(request, who)
     store = request.app[STORE]
     user = User(id=who.id, name=who.name, username=getattr(who, "username", None), language=getattr(who, "language", None))
     lobby = await store.rematch(request.match_info["id"], user)
@@ -47,6 +51,7 @@ async def post_rematch(request: web.Request) -> web.Response:
 
 async def decline_rematch(request: web.Request) -> web.Response:
     who = await identify(request)
+    await visible_or_404(request, who)
     store = request.app[STORE]
     lobby = await store.decline_rematch(request.match_info["id"], who.id)
     return ok(lobby_payload(lobby, who.id, store.clock()))
@@ -54,6 +59,7 @@ async def decline_rematch(request: web.Request) -> web.Response:
 
 async def get_rematch(request: web.Request) -> web.Response:
     who = await identify(request)
+    await visible_or_404(request, who)
     store = request.app[STORE]
     lobby = await store.rematch_of(request.match_info["id"])
     return ok(lobby_payload(lobby, who.id, store.clock()))

@@ -2,21 +2,22 @@
 
 The frames of ``store.replay`` for the caller's seat at that table (a spectator's
 when they had none): each as they saw it then, every hand only once the game is
-over. Compressed: a Prší match is a few hundred frames.
+over. Compressed: a Prší match is a few hundred frames. Someone not in the table's chat
+gets 403 ``not_in_chat``, as from ``GET /api/tables/{id}``.
 """
 
 from __future__ import annotations
 
 from aiohttp import web
 
-from webapp.api import get_table_or_404, identify
+from webapp.api import identify, visible_or_404
 from webapp.errors import dumps
 from webapp.keys import STORE
 
 
 async def get_replay(request: web.Request) -> web.Response:
     who = await identify(request)
-    table = await get_table_or_404(request)
+    table = (await visible_or_404(request, who)).table  # 403 not_in_chat for an outsider
     replay = await request.app[STORE].replay(table.id, table.seat_of(who.id))
     resp = web.json_response(replay, dumps=dumps)
     resp.enable_compression()

@@ -26,7 +26,11 @@ Protocol (JSON text frames):
   (batched per process: :mod:`webapp.presence`) for a seated user. Send one every 10–20 s: a socket silent for
   ``WS_IDLE_TIMEOUT`` (90 s) is closed.
 * server ``{"type": "error", "error": code, "detail"}`` then a close: codes
-  ``unauthorized``/``auth_expired`` (close 4401), ``bad_message`` (4400),
+  ``unauthorized``/``auth_expired`` (close 4401), ``bad_message`` (4400: a frame that is not
+  a JSON object of a known ``type`` — not JSON, binary, nested past the parser, ``{"type":
+  "x"}`` —, at any time: such a client is out of step with the protocol, and its reconnect
+  starts it afresh; a well-formed ``act`` whose fields are wrong is a move's ``refused`` 400
+  instead, the socket kept open),
   ``idle`` (4408), ``gone`` (4404: the table expired), ``too_many`` (4429: more than
   ``WS_PER_USER`` sockets of one user, in all processes), ``too_fast`` (4429: more client
   frames than ``WS_FRAME_RATE`` per second after a burst of ``WS_FRAME_BURST``, or the
@@ -448,7 +452,9 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
     """``GET /ws/tables/{id}``: the table's live feed (protocol in the module docstring).
 
     Before the upgrade: 404 ``not_found`` for an unknown table, 401 for a bad
-    ``Authorization`` header when one is sent, 400 when not a WebSocket request.
+    ``Authorization`` header when one is sent, 403 ``not_in_chat`` when its caller may not see
+    the table (after the upgrade, signed in by the first frame: close 4403), 400 when not a
+    WebSocket request.
     """
     app = request.app
     settings, store = app[SETTINGS], app[STORE]
@@ -464,8 +470,11 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
     if app[DRAIN].draining:  # before the upgrade: the proxy tries the next process (webapp.drain)
         metrics.WS_REFUSED.labels("draining").inc()
         raise ApiError(503, "draining", "this server is restarting: connect again", retry_after=0)
-    if await store.current(table_id) is None:
+    known = await store.current(table_id)
+    if known is None:
         raise ApiError(404, "not_found", "no such table (or it expired)")
+    if who is not None and known.seat_of(who.id) is None and not await may_see_table(store, known.table, who.id):
+        raise ApiError(403, "not_in_chat", "only people in that chat see its tables")  # as GET /api/tables/{id}
     ws = web.WebSocketResponse(
         heartbeat=settings.ws_heartbeat, max_msg_size=settings.ws_max_msg_size, autoping=True
     )
@@ -492,16 +501,16 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
                 app[LIMITS].refused += 1
                 return await _fail(ws, CLOSE_TOO_FAST, "too_fast", "too many requests, slow down")
         logs.bind_user(who.id)
-        async with app[LEASES].hold(who.id) as admitted:  # the cap counts every process's sockets
-            if not admitted:
-                return await _fail(ws, CLOSE_TOO_MANY, "too_many", "too many open connections")
-            try:
+        try:
+            async with app[LEASES].hold(who.id) as admitted:  # the cap counts every process's sockets
+                if not admitted:
+                    return await _fail(ws, CLOSE_TOO_MANY, "too_many", "too many open connections")
                 await _serve(ws, request, table_id, who, since)
-            except UNAVAILABLE as e:
-                await _unavailable(ws, table_id, e)
-            except Exception:
-                log.exception("ws %s: serving user %s failed", table_id, who.id)
-                await _fail(ws, WSCloseCode.INTERNAL_ERROR, "internal", "internal error")
+        except UNAVAILABLE as e:  # also the cap not checked: not admitted (fails closed), 1013
+            await _unavailable(ws, table_id, e)
+        except Exception:
+            log.exception("ws %s: serving user %s failed", table_id, who.id)
+            await _fail(ws, WSCloseCode.INTERNAL_ERROR, "internal", "internal error")
     finally:
         app[SOCKETS].discard(ws)
         if not ws.closed:
@@ -603,8 +612,9 @@ async def _read(ws: web.WebSocketResponse, client: Client, request: web.Request,
             client.offer({"type": "pong"}, PONG)
         elif kind == "auth":
             continue  # a repeated auth (e.g. after a client-side retry) is harmless
-        else:
-            client.offer({"type": "error", "error": "bad_message", "detail": "expected {type: ping} or {type: act}"})
+        else:  # not JSON, not an object, nested past the parser, an unknown type: the client is broken
+            await _fail(ws, CLOSE_BAD_MESSAGE, "bad_message", "expected {type: ping} or {type: act}")
+            return
 
 
 MAX_REF = 64  # characters of an act frame's ``ref``
