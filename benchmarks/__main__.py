@@ -8,6 +8,10 @@ Cluster on loopback, beside one Redis) when ``redis-server`` and ``redis-cli`` a
 installed, or with ``--cluster``; ``--no-cluster`` skips it.
 ``--only players`` runs the computer levels' round robins (:mod:`benchmarks.players`;
 ``--matches`` per game, 2,000 by default).
+``--only notify`` measures notifications against Telegram's budget (:mod:`benchmarks.notify`:
+100 tables at 10/50/100% of players away, one table a chat and 20 tables a group, plus 1,000
+tables at 10% and 100% by default; ``--notify-tables 1000 10000`` for the whole matrix at
+those sizes, which takes about 5 ms of CPU per turn played).
 """
 
 from __future__ import annotations
@@ -24,10 +28,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import memory, players, playouts, service, store_latency
+from benchmarks import memory, notify, players, playouts, service, store_latency
 
 PLAYERS = ["a", "b", "c"]
-SECTIONS = ("engine", "penki", "play_out", "store", "memory", "service", "players")
+SECTIONS = ("engine", "penki", "play_out", "store", "memory", "service", "players", "notify")
 
 
 def _guard(fn, *args, **kwargs) -> dict[str, Any]:
@@ -98,6 +102,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             affinity=getattr(args, "affinity", False), moves=tuple(getattr(args, "moves", None) or service.MOVES))
     if "players" in only:
         out["players"] = _guard(players.measure, args.matches, args.jobs, raw=args.players_raw)
+    if "notify" in only:
+        out["notify"] = _guard(notify.measure, tables=tuple(args.notify_tables) if args.notify_tables else None,
+                               absent=tuple(args.notify_absent), spreads=tuple(args.notify_spread),
+                               seconds=args.notify_seconds, latency=args.notify_latency,
+                               progress=lambda run: print(notify.summary_rows({"runs": [run]})[0][1], "done",
+                                                          file=sys.stderr, flush=True))
     return out
 
 
@@ -173,6 +183,12 @@ def table(results: dict[str, Any]) -> str:
             rows.append(("service", "service benchmark", data.get("skipped") or data.get("error")))
         else:
             rows += service.summary_rows(data)
+    if isinstance(results.get("notify"), dict):
+        data = results["notify"]
+        if "skipped" in data or "error" in data:
+            rows.append(("notify", "notifications", data.get("skipped") or data.get("error")))
+        else:
+            rows += notify.summary_rows(data)
     if isinstance(results.get("players"), dict):
         data = results["players"]
         if "skipped" in data or "error" in data:
@@ -227,6 +243,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--players-raw", default=None,
                         help="players: append each game to this JSON-lines file as it ends, interleaved over "
                              "pairings, resuming a run cut short (summary from what the file holds)")
+    parser.add_argument("--notify-tables", type=int, nargs="+", default=None,
+                        help="notify: table counts, each with every --notify-absent and --notify-spread "
+                             "(default: 100 so, and 1,000 at 10%% and 100%% away, one table a chat)")
+    parser.add_argument("--notify-absent", type=float, nargs="+", default=list(notify.ABSENT),
+                        help="notify: shares of players with the Mini App closed (default %(default)s)")
+    parser.add_argument("--notify-spread", nargs="+", choices=notify.SPREADS, default=list(notify.SPREADS),
+                        help="notify: chat = one table a group chat, group = 20 tables a group (default %(default)s)")
+    parser.add_argument("--notify-seconds", type=float, default=notify.SECONDS,
+                        help="notify: simulated seconds of play per run (default %(default)s)")
+    parser.add_argument("--notify-latency", type=float, default=0.0,
+                        help="notify: Bot API round trip in seconds, half each way (default %(default)s)")
     parser.add_argument("--out", default="test-output/bench.json", help="results JSON (default %(default)s)")
     args = parser.parse_args(argv)
     if args.quick:
@@ -237,6 +264,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.processes == list(service.PROCESSES):
             args.processes = [1, 2]
         args.matches = min(args.matches, 40)
+        args.notify_seconds = min(args.notify_seconds, 20.0)
+        if args.notify_tables is None:
+            args.notify_tables = [30]
     results = run(args)
     print(table(results))
     out = Path(args.out)
@@ -248,6 +278,11 @@ def main(argv: list[str] | None = None) -> int:
         md = out.with_name(out.stem + "-service.md")
         md.write_text(service.markdown(svc, results["when"], results["machine"]), encoding="utf-8")
         print(f"written {md} (the service figures as BENCHMARKS.md's tables)")
+    nfy = results.get("notify")
+    if isinstance(nfy, dict) and "runs" in nfy:
+        md = out.with_name(out.stem + "-notify.md")
+        md.write_text(notify.markdown(nfy), encoding="utf-8")
+        print(f"written {md} (the notification figures as BENCHMARKS.md's table)")
     failed = False
     for key, game in (("engine", "Prší"), ("penki", "Penki")):
         eng = results.get(key)
