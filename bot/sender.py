@@ -5,7 +5,11 @@ group — with one :class:`RateLimiter` per key (global, chat, group), acquired 
 that order chat → group → global right before the request. One request per chat is
 in flight at a time (order kept), and a request counts from its start until
 ``period`` after it *completed*, so network latency can never squeeze requests
-closer than the limits at Telegram's end. The request is made with the real aiogram
+closer than the limits at Telegram's end. Beyond the budget, requests wait for the
+overall limit ranked by urgency (:data:`URGENCY`: "your turn" first, then edits of live
+turn messages, chat posts, lobby edits, deletions; each kind passed by the more urgent
+for a few seconds at most, so nothing starves), and one withdrawn at the moment of sending
+(its guard) counts against no limit. The request is made with the real aiogram
 ``Bot``; failures are handled by type:
 
 * ``TelegramRetryAfter`` — the chat's limiter is paused for ``retry_after`` seconds,
