@@ -60,6 +60,7 @@ T = TypeVar("T")
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[Any]]
 Guard = Callable[[], Awaitable[bool]]
+EPSILON = 1e-9  # seconds: rounding, not time (a clock that only moves by the waits asked of it)
 
 
 #: Seconds a request of each kind may be passed at the overall limit by a more urgent one that
@@ -118,7 +119,7 @@ class RateLimiter:
     def delay(self) -> float:
         """Seconds to wait before one more request may start (0: now)."""
         now = self._clock()
-        while self._done and self._done[0] <= now - self.period:
+        while self._done and self._done[0] <= now - self.period + EPSILON:
             self._done.popleft()
         wait = max(0.0, self._paused_until - now)
         if self._inflight + len(self._done) >= self.limit:
@@ -126,7 +127,7 @@ class RateLimiter:
                 wait = max(wait, self._done[0] + self.period - now)
             else:  # everything is in flight: wait for a completion
                 wait = max(wait, min(0.02, self.period))
-        return wait
+        return wait if wait > EPSILON else 0.0  # (a wait the clock cannot tell from none is none)
 
     async def acquire(self, rank: float | None = None) -> None:
         """Wait for a lease: the waiter of lowest ``rank`` (default: now) goes first."""
