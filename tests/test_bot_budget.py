@@ -193,3 +193,29 @@ def test_a_busy_chats_round_results_go_in_one_post_once():
     assert text.count("round 1/5 is over") == 4
     assert all(f"+{12 + i} → {12 + i}" in text for i in range(4))
     assert again == []
+
+
+def test_beyond_the_budget_a_passed_turns_edit_waits_and_comes_once_the_budget_allows():
+    async def scene(loop):
+        import engine
+
+        api = FakeTelegram(loop.time)
+        store, sender, notifier = _runtime(loop, api)
+        table = await _table_for(store, [901, 902], -80)
+        seat = engine.awaiting(table.state)[0]
+        uid = int(seat[1:])
+        await store.set_turn_notice(uid, {"message_id": 5, "tables": [table.id], "at": EPOCH})
+        await store.apply(table.id, seat, engine.computer_action(table.state, seat))  # the turn passed
+        posts = [asyncio.create_task(sender.send_message(-5000 - i, "post", urgency="post")) for i in range(90)]
+        await asyncio.sleep(0)
+        await notifier.notices.refresh(uid, "en")  # while congested: put off
+        put_off = [c for c in api.calls if c.chat_id == uid]
+        kept = await store.turn_notice(uid)
+        await asyncio.gather(*posts)
+        await notifier.notices.refresh(uid, "en")  # the budget free again (the sweep's refresh)
+        return put_off, kept, [c for c in api.calls if c.chat_id == uid], await store.turn_notice(uid), notifier
+
+    put_off, kept, later, notice, notifier = on_virtual_loop(scene)
+    assert put_off == [] and kept["tables"] and notifier.notices.deferred == 1
+    assert [c.method for c in later] == ["editMessageText"] and later[0].params["message_id"] == 5
+    assert notice["tables"] == []  # "done"
