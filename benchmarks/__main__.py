@@ -10,6 +10,10 @@ installed, or with ``--cluster``; ``--no-cluster`` skips it.
 ``--matches`` per game, 2,000 by default). ``--only race`` plays Penki's callout race of
 simulated people against each level (:mod:`benchmarks.race`; ``--race-games`` per level and
 person, 2,000 by default) and prints its targets (issue 24).
+``--only notify`` measures notifications against Telegram's budget (:mod:`benchmarks.notify`:
+100 tables at 10/50/100% of players away, one table a chat and 20 tables a group, plus 1,000
+tables at 10% and 100% by default; ``--notify-tables 1000 10000`` for the whole matrix at
+those sizes, which takes about 5 ms of CPU per turn played).
 """
 
 from __future__ import annotations
@@ -26,10 +30,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import memory, players, playouts, race, service, store_latency
+from benchmarks import memory, notify, players, playouts, race, service, store_latency
 
 PLAYERS = ["a", "b", "c"]
-SECTIONS = ("engine", "penki", "play_out", "store", "memory", "service", "players", "race")
+SECTIONS = ("engine", "penki", "play_out", "store", "memory", "service", "players", "race", "notify")
 
 
 def _guard(fn, *args, **kwargs) -> dict[str, Any]:
@@ -102,6 +106,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         out["players"] = _guard(players.measure, args.matches, args.jobs, raw=args.players_raw)
     if "race" in only:
         out["race"] = _guard(race.measure, args.race_games, jobs=args.jobs)
+    if "notify" in only:
+        out["notify"] = _guard(notify.measure, tables=tuple(args.notify_tables) if args.notify_tables else None,
+                               absent=tuple(args.notify_absent), spreads=tuple(args.notify_spread),
+                               seconds=args.notify_seconds, latency=args.notify_latency,
+                               progress=lambda run: print(notify.summary_rows({"runs": [run]})[0][1], "done",
+                                                          file=sys.stderr, flush=True))
     return out
 
 
@@ -177,6 +187,12 @@ def table(results: dict[str, Any]) -> str:
             rows.append(("service", "service benchmark", data.get("skipped") or data.get("error")))
         else:
             rows += service.summary_rows(data)
+    if isinstance(results.get("notify"), dict):
+        data = results["notify"]
+        if "skipped" in data or "error" in data:
+            rows.append(("notify", "notifications", data.get("skipped") or data.get("error")))
+        else:
+            rows += notify.summary_rows(data)
     if isinstance(results.get("players"), dict):
         data = results["players"]
         if "skipped" in data or "error" in data:
@@ -239,6 +255,17 @@ def main(argv: list[str] | None = None) -> int:
                              "pairings, resuming a run cut short (summary from what the file holds)")
     parser.add_argument("--race-games", type=int, default=race.GAMES,
                         help="race: Penki games per level and simulated person (default %(default)s)")
+    parser.add_argument("--notify-tables", type=int, nargs="+", default=None,
+                        help="notify: table counts, each with every --notify-absent and --notify-spread "
+                             "(default: 100 so, and 1,000 at 10%% and 100%% away, one table a chat)")
+    parser.add_argument("--notify-absent", type=float, nargs="+", default=list(notify.ABSENT),
+                        help="notify: shares of players with the Mini App closed (default %(default)s)")
+    parser.add_argument("--notify-spread", nargs="+", choices=notify.SPREADS, default=list(notify.SPREADS),
+                        help="notify: chat = one table a group chat, group = 20 tables a group (default %(default)s)")
+    parser.add_argument("--notify-seconds", type=float, default=notify.SECONDS,
+                        help="notify: simulated seconds of play per run (default %(default)s)")
+    parser.add_argument("--notify-latency", type=float, default=0.0,
+                        help="notify: Bot API round trip in seconds, half each way (default %(default)s)")
     parser.add_argument("--out", default="test-output/bench.json", help="results JSON (default %(default)s)")
     args = parser.parse_args(argv)
     if args.quick:
@@ -250,6 +277,9 @@ def main(argv: list[str] | None = None) -> int:
             args.processes = [1, 2]
         args.matches = min(args.matches, 40)
         args.race_games = min(args.race_games, 200)
+        args.notify_seconds = min(args.notify_seconds, 20.0)
+        if args.notify_tables is None:
+            args.notify_tables = [30]
     results = run(args)
     print(table(results))
     out = Path(args.out)
@@ -261,6 +291,11 @@ def main(argv: list[str] | None = None) -> int:
         md = out.with_name(out.stem + "-service.md")
         md.write_text(service.markdown(svc, results["when"], results["machine"]), encoding="utf-8")
         print(f"written {md} (the service figures as BENCHMARKS.md's tables)")
+    nfy = results.get("notify")
+    if isinstance(nfy, dict) and "runs" in nfy:
+        md = out.with_name(out.stem + "-notify.md")
+        md.write_text(notify.markdown(nfy), encoding="utf-8")
+        print(f"written {md} (the notification figures as BENCHMARKS.md's table)")
     failed = False
     for key, game in (("engine", "Prší"), ("penki", "Penki")):
         eng = results.get(key)

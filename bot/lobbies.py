@@ -202,7 +202,8 @@ class LobbyMessages:
                 lobby = await self.store.get_lobby(lobby_id)
                 if lobby is not None and lobby.message_id is not None:
                     text, markup = await self.render(lobby)
-                    await self.sender.edit_message(lobby.chat_id, lobby.message_id, text, reply_markup=markup)
+                    await self.sender.edit_message(lobby.chat_id, lobby.message_id, text, reply_markup=markup,
+                                                   urgency="lobby")
                     self.edits += 1
                 await self.store.lobby_edit_shown(lobby_id, since)
             except Exception:

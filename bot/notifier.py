@@ -71,6 +71,7 @@ from store import UNAVAILABLE
 
 log = logging.getLogger(__name__)
 MAX_QUEUED = 1000  # entries read but not yet handled, before reading pauses
+MERGE_MAX = 6  # round results in one post of a busy chat
 LANE_IDLE = 30.0  # seconds a lane's task waits for more before it ends
 NOTICE_CHECK = 20.0  # seconds after which a live turn message is checked again
 
@@ -107,6 +108,9 @@ class Notifier:
         self._busy: set[Any] = set()  # lanes handling an entry right now
         self._acks: list[str] = []  # handled entries not acknowledged yet (sent with the next read)
         self.lobbies: Any = None  # bot.lobbies.LobbyMessages, set by the runtime ("Play again" lobbies)
+        self.clock = time.monotonic  # for the sweeps of live turn messages
+        self.merged = 0  # round results posted inside another one's post (a busy chat)
+        self.skipped = 0  # refreshes left to a later entry of the same player
 
     async def run(self, stop: asyncio.Event) -> None:
         """Loop until ``stop`` is set: read a batch, handle it, acknowledge each entry.
@@ -237,7 +241,7 @@ class Notifier:
     def _sweep_notices(self) -> None:
         """Live turn messages not checked for ``NOTICE_CHECK`` seconds are checked again (a turn
         can pass without an outbox entry: the computer moving for the next seat)."""
-        now = time.monotonic()
+        now = self.clock()
         if now - self._swept < NOTICE_CHECK / 2:
             return
         self._swept = now
@@ -265,12 +269,25 @@ class Notifier:
                     self._workers.pop(key, None)
                     return
                 continue
+            if entry.get("kind") == "refresh" and not queue.empty():
+                # a later entry of this player's lane brings their live message up to date anyway
+                self.skipped += 1
+                queue.task_done()
+                self.queued -= 1
+                continue
+            merged = self._merge_rounds(entry, queue)
             self._busy.add(key)
             cancelled = False
             try:
-                await self._stored(self.handle, entry if entry_id is None else {**entry, "_id": entry_id},
-                                   what=f"notification {entry_id}")
+                if merged:
+                    await self._stored(self.round_posts, [entry, *(e for _, e in merged)],
+                                       what=f"notification {entry_id} and {len(merged)} merged")
+                else:
+                    await self._stored(self.handle, entry if entry_id is None else {**entry, "_id": entry_id},
+                                       what=f"notification {entry_id}")
                 metrics.handled(entry)
+                for _, other in merged or ():
+                    metrics.handled(other)
             except asyncio.CancelledError:
                 cancelled = True  # stopped before it was handled: not acknowledged, delivered again
                 raise
@@ -278,10 +295,28 @@ class Notifier:
                 log.exception("notification %s failed: %r", entry_id, {k: v for k, v in entry.items() if k != "_hint"})
             finally:
                 self._busy.discard(key)
-                if entry_id is not None and not cancelled:  # an outbox entry, not a refresh
-                    self._ack(entry_id)
-                queue.task_done()
-                self.queued -= 1
+                for ident in (entry_id, *(i for i, _ in merged)):
+                    if ident is not None and not cancelled:  # an outbox entry, not a refresh
+                        self._ack(ident)
+                for _ in range(1 + len(merged)):
+                    queue.task_done()
+                    self.queued -= 1
+
+    def _merge_rounds(self, entry: dict[str, Any], queue: asyncio.Queue[tuple[str, dict[str, Any]]]) -> list[Any]:
+        """A busy chat: the Prší round results queued right behind ``entry`` (a round result) for
+        the same chat and topic, taken off the lane to go in one post with it (at most
+        ``MERGE_MAX``); [] when nothing waits behind it, the usual case."""
+        if entry.get("kind") != "round":
+            return []
+        merged: list[Any] = []
+        waiting = queue._queue  # type: ignore[attr-defined]  (asyncio.Queue's deque, oldest first)
+        while waiting and len(merged) < MERGE_MAX - 1:
+            _, nxt = waiting[0]
+            if nxt.get("kind") != "round" or nxt.get("chat_id") != entry.get("chat_id") \
+                    or nxt.get("thread_id") != entry.get("thread_id"):
+                break
+            merged.append(queue.get_nowait())
+        return merged
 
     def _ack(self, entry_id: str) -> None:
         """Acknowledge ``entry_id`` (handled) with the next outbox read: the entries handled
@@ -409,7 +444,7 @@ class Notifier:
 
     async def chat_event(self, kind: str, entry: dict[str, Any]) -> None:
         chat_id = await self.store.chat_id_now(entry["chat_id"])  # a group upgraded to a supergroup
-        post = f"{kind}:{entry.get('table')}:{entry.get('version')}:{entry.get('round')}"
+        post = self._post_id(kind, entry)
         if await self.posts.seen(post):
             return
         table = await self._table_like(entry)
@@ -430,10 +465,47 @@ class Notifier:
                 markup = await keyboards.end_keyboard(self.bot, self.settings, entry["table"], chat_id=chat_id)
             note = texts.topic_moved_text()
         thread_id = await self._thread(entry)
-        posted = await self.sender.post(chat_id, text, thread_id=thread_id, reply_markup=markup, moved_note=note)
+        posted = await self.sender.post(chat_id, text, thread_id=thread_id, reply_markup=markup, moved_note=note,
+                                        urgency="post")
         if posted.moved:
             await self.topics.mark(entry.get("table"))
         await self.posts.mark(post)  # after sending: a crash in between repeats the post rather than lose it
+
+    async def round_posts(self, entries: list[dict[str, Any]]) -> None:
+        """Round results of one chat and topic that queued up behind each other (a busy chat):
+        one post with each of them in turn, marked each (a crash before marking repeats it)."""
+        fresh = []
+        for entry in entries:
+            if entry.get("chat_id") is not None and not await self.posts.seen(self._post_id("round", entry)):
+                fresh.append(entry)
+        if len(fresh) <= 1:
+            for entry in fresh:
+                await self.chat_event("round", entry)
+            return
+        chat_id = await self.store.chat_id_now(fresh[0]["chat_id"])
+        parts = []
+        locale = await self.store.chat_language(chat_id)
+        for entry in fresh:
+            table = await self._table_like(entry)
+            if locale is None:
+                first = next((s.user_id for s in table.seats if s.user_id and not s.computer), None)
+                locale = await self._language(first)
+            with locale_scope(self.i18n, locale):
+                parts.append(texts.round_text(table, entry))
+        with locale_scope(self.i18n, locale):
+            note = texts.topic_moved_text()
+        thread_id = await self._thread(fresh[0])
+        posted = await self.sender.post(chat_id, "\n\n".join(parts), thread_id=thread_id, moved_note=note,
+                                        urgency="post")
+        self.merged += len(fresh) - 1
+        for entry in fresh:
+            if posted.moved:
+                await self.topics.mark(entry.get("table"))
+            await self.posts.mark(self._post_id("round", entry))
+
+    @staticmethod
+    def _post_id(kind: str, entry: dict[str, Any]) -> str:
+        return f"{kind}:{entry.get('table')}:{entry.get('version')}:{entry.get('round')}"
 
     async def lobby_event(self, entry: dict[str, Any]) -> None:
         """A "Play again" lobby changed: post its message once (the chat told once), else edit it."""

@@ -5,7 +5,11 @@ group — with one :class:`RateLimiter` per key (global, chat, group), acquired 
 that order chat → group → global right before the request. One request per chat is
 in flight at a time (order kept), and a request counts from its start until
 ``period`` after it *completed*, so network latency can never squeeze requests
-closer than the limits at Telegram's end. The request is made with the real aiogram
+closer than the limits at Telegram's end. Beyond the budget, requests wait for the
+overall limit ranked by urgency (:data:`URGENCY`: "your turn" first, then edits of live
+turn messages, chat posts, lobby edits, deletions; each kind passed by the more urgent
+for a few seconds at most, so nothing starves), and one withdrawn at the moment of sending
+(its guard) counts against no limit. The request is made with the real aiogram
 ``Bot``; failures are handled by type:
 
 * ``TelegramRetryAfter`` — the chat's limiter is paused for ``retry_after`` seconds,
@@ -29,6 +33,9 @@ Forbidden/BadRequest is re-raised after handling, for callers with a fallback).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import heapq
+import itertools
 import logging
 import time
 from collections import deque
@@ -55,6 +62,14 @@ T = TypeVar("T")
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[Any]]
 Guard = Callable[[], Awaitable[bool]]
+EPSILON = 1e-9  # seconds: rounding, not time (a clock that only moves by the waits asked of it)
+
+
+#: Seconds a request of each kind may be passed at the overall limit by a more urgent one that
+#: asked later (added to its rank there): beyond Telegram's budget "your turn" goes first, then
+#: edits of live turn messages, chat posts, lobby edits and last deletions of old messages;
+#: nothing waits forever behind the urgent (a post asked for 5 s ago goes before a turn asked now).
+URGENCY = {"reply": 0.0, "turn": 0.0, "refresh": 1.0, "post": 5.0, "lobby": 8.0, "cleanup": 10.0}
 
 
 class Withdrawn(Exception):
@@ -67,9 +82,10 @@ class RateLimiter:
     A request holds a lease from :meth:`acquire` until :meth:`release`; it counts
     while in flight and for ``period`` seconds after it completed. Since a request
     reaches Telegram between those two moments, no ``period``-long window there can
-    see more than ``limit`` of them, whatever the network latency. Waiters are
-    served first come, first served. :meth:`pause` holds everything back until
-    ``now + seconds`` (``retry_after``).
+    see more than ``limit`` of them, whatever the network latency. Waiters are served
+    lowest ``rank`` first (by default the moment they asked: first come, first served;
+    :class:`Sender` ranks by urgency, :data:`URGENCY`). :meth:`pause` holds everything
+    back until ``now + seconds`` (``retry_after``).
     """
 
     def __init__(self, limit: int, period: float, *, clock: Clock = time.monotonic, sleep: Sleep = asyncio.sleep):
@@ -81,7 +97,8 @@ class RateLimiter:
         self._sleep = sleep
         self._done: deque[float] = deque()
         self._inflight = 0
-        self._lock = asyncio.Lock()
+        self._queue: list[list[Any]] = []  # heap of waiters: [rank, order, future or None]
+        self._order = itertools.count()
         self._paused_until = 0.0
 
     @property
@@ -91,7 +108,12 @@ class RateLimiter:
 
     @property
     def idle(self) -> bool:
-        return not self._inflight and not self._lock.locked()
+        return not self._inflight and not self._queue
+
+    @property
+    def waiting(self) -> int:
+        """Requests waiting for a lease."""
+        return len(self._queue)
 
     def pause(self, seconds: float) -> None:
         self._paused_until = max(self._paused_until, self._clock() + seconds)
@@ -99,7 +121,7 @@ class RateLimiter:
     def delay(self) -> float:
         """Seconds to wait before one more request may start (0: now)."""
         now = self._clock()
-        while self._done and self._done[0] <= now - self.period:
+        while self._done and self._done[0] <= now - self.period + EPSILON:
             self._done.popleft()
         wait = max(0.0, self._paused_until - now)
         if self._inflight + len(self._done) >= self.limit:
@@ -107,19 +129,52 @@ class RateLimiter:
                 wait = max(wait, self._done[0] + self.period - now)
             else:  # everything is in flight: wait for a completion
                 wait = max(wait, min(0.02, self.period))
-        return wait
+        return wait if wait > EPSILON else 0.0  # (a wait the clock cannot tell from none is none)
 
-    async def acquire(self) -> None:
-        async with self._lock:
-            while (wait := self.delay()) > 0:
-                await self._sleep(wait)
-            self._inflight += 1
+    async def acquire(self, rank: float | None = None) -> None:
+        """Wait for a lease: the waiter of lowest ``rank`` (default: now) goes first."""
+        me: list[Any] = [self._clock() if rank is None else rank, next(self._order), None]
+        heapq.heappush(self._queue, me)
+        try:
+            while True:
+                if self._queue[0] is me:
+                    wait = self.delay()
+                    if wait <= 0:
+                        break
+                    await self._sleep(wait)
+                else:  # someone ahead: woken when the head leaves
+                    me[2] = asyncio.get_running_loop().create_future()
+                    await me[2]
+        except BaseException:
+            self._leave(me)
+            raise
+        self._leave(me)
+        self._inflight += 1
 
-    def release(self) -> None:
-        """The request of a lease completed (or failed)."""
+    def _leave(self, me: list[Any]) -> None:
+        """``me`` is no longer waiting: off the heap, and the new head woken."""
+        if self._queue and self._queue[0] is me:
+            heapq.heappop(self._queue)
+        else:
+            with contextlib.suppress(ValueError):
+                self._queue.remove(me)
+                heapq.heapify(self._queue)
+        if self._queue:
+            head = self._queue[0][2]
+            if head is not None and not head.done():
+                head.set_result(None)
+
+    def release(self, *, sent: bool = True) -> None:
+        """The request of a lease completed (or failed); ``sent=False``: it was never made
+        (withdrawn before it went out) and counts nothing."""
         self._inflight = max(0, self._inflight - 1)
-        now = self._clock()
-        self._done.append(max(now, self._done[-1]) if self._done else now)
+        if sent:
+            now = self._clock()
+            self._done.append(max(now, self._done[-1]) if self._done else now)
+        if self._queue:
+            head = self._queue[0][2]
+            if head is not None and not head.done():
+                head.set_result(None)
 
 
 TOPIC_GONE = ("message thread not found", "TOPIC_CLOSED", "TOPIC_DELETED", "TOPIC_ID_INVALID")
@@ -241,51 +296,65 @@ class Sender:
         out.append(self._global)
         return out
 
-    async def _request(self, method: TelegramMethod[T], chat_id: Any, guard: Guard | None = None) -> T:
-        """One attempt, within the limits (chat → group → global leases, released after).
+    def congested(self) -> bool:
+        """Whether at least a second's worth of requests waits at the overall limit (beyond
+        Telegram's budget: callers then spend fewer requests, :class:`bot.turns.TurnNotices`)."""
+        return self._global.waiting >= self._global.limit
+
+    async def _request(self, method: TelegramMethod[T], chat_id: Any, guard: Guard | None = None,
+                       urgency: str = "reply") -> T:
+        """One attempt, within the limits (chat → group → global leases, released after; at the
+        global one ranked by ``urgency``, :data:`URGENCY`).
 
         ``guard``: asked once every lease is held, right before the request; False →
-        :class:`Withdrawn` (what the message was for no longer holds after the wait)."""
+        :class:`Withdrawn` (what the message was for no longer holds after the wait; it
+        counts against no limit)."""
         held: list[RateLimiter] = []
+        sent = True
         try:
             for limiter in self._limiters(chat_id):
-                await limiter.acquire()
+                if limiter is self._global:
+                    await limiter.acquire(self._clock() + URGENCY.get(urgency, 0.0))
+                else:
+                    await limiter.acquire()
                 held.append(limiter)
             if guard is not None and not await guard():
+                sent = False
                 raise Withdrawn
             return await self.bot(method)
         finally:
             for limiter in held:
-                limiter.release()
+                limiter.release(sent=sent)
 
     async def call(self, method: TelegramMethod[T], *, chat_id: Any = None, raise_errors: bool = False,
-                   guard: Guard | None = None) -> T | None:
+                   guard: Guard | None = None, urgency: str = "reply") -> T | None:
         """Make ``method`` within the limits; the result, or ``None`` when it failed.
 
         ``chat_id`` defaults to ``method.chat_id``. Raises only with ``raise_errors``
         (``TelegramForbiddenError``/``TelegramBadRequest``, after they were handled).
         ``guard``: re-checked at the moment of sending, after every wait (the chat's
         turn, the limits, a ``retry_after``); when it says False nothing is sent and the
-        result is ``None`` (:attr:`withdrawn` counts those).
+        result is ``None`` (:attr:`withdrawn` counts those). ``urgency``: a key of
+        :data:`URGENCY` (what goes first beyond Telegram's budget).
         """
         if chat_id is None:
             chat_id = getattr(method, "chat_id", None)
         if chat_id is None:
-            return await self._call(method, None, raise_errors, guard)
+            return await self._call(method, None, raise_errors, guard, urgency)
         if chat_id in self.moved:  # a group known to be a supergroup now: straight to the new id
             new = self.moved[chat_id]
             if getattr(method, "chat_id", None) == chat_id:
                 method = method.model_copy(update={"chat_id": new})
             chat_id = new
         async with self._chat_lock(chat_id):  # one request in flight per chat: order and spacing kept
-            return await self._call(method, chat_id, raise_errors, guard)
+            return await self._call(method, chat_id, raise_errors, guard, urgency)
 
     async def _call(self, method: TelegramMethod[T], chat_id: Any, raise_errors: bool,
-                    guard: Guard | None = None) -> T | None:
+                    guard: Guard | None = None, urgency: str = "reply") -> T | None:
         attempt = 0
         while True:
             try:
-                result = await self._request(method, chat_id, guard)
+                result = await self._request(method, chat_id, guard, urgency)
             except Withdrawn:
                 self.withdrawn += 1
                 metrics.call(method, "withdrawn")
@@ -374,9 +443,10 @@ class Sender:
         reply_markup: InlineKeyboardMarkup | None = None,
         raise_errors: bool = False,
         guard: Guard | None = None,
+        urgency: str = "reply",
     ) -> Message | None:
         """``sendMessage`` (HTML, no link previews) into ``chat_id`` and its forum topic ``thread_id``
-        (``guard``: see :meth:`call`)."""
+        (``guard``, ``urgency``: see :meth:`call`)."""
         method = SendMessage(
             chat_id=chat_id,
             text=text,
@@ -385,7 +455,7 @@ class Sender:
             parse_mode="HTML",
             link_preview_options=LinkPreviewOptions(is_disabled=True),
         )
-        return await self.call(method, chat_id=chat_id, raise_errors=raise_errors, guard=guard)
+        return await self.call(method, chat_id=chat_id, raise_errors=raise_errors, guard=guard, urgency=urgency)
 
     async def post(
         self,
@@ -395,15 +465,16 @@ class Sender:
         thread_id: int | None = None,
         reply_markup: InlineKeyboardMarkup | None = None,
         moved_note: str = "",
+        urgency: str = "reply",
     ) -> Posted:
         """A chat post into forum topic ``thread_id``; when Telegram says the topic is closed
         or gone, the same post into the general thread with ``moved_note`` appended
         (``Posted.moved``). Other failures as :meth:`call` (``Posted.message`` None)."""
         if thread_id is None:
-            return Posted(await self.send_message(chat_id, text, reply_markup=reply_markup), False)
+            return Posted(await self.send_message(chat_id, text, reply_markup=reply_markup, urgency=urgency), False)
         try:
             message = await self.send_message(chat_id, text, thread_id=thread_id, reply_markup=reply_markup,
-                                              raise_errors=True)
+                                              raise_errors=True, urgency=urgency)
             return Posted(message, False)
         except TelegramBadRequest as exc:
             if not topic_gone(exc):
@@ -413,11 +484,12 @@ class Sender:
         except TelegramForbiddenError:
             return Posted(None, False)
         body = text + ("\n\n" + moved_note if moved_note else "")
-        return Posted(await self.send_message(chat_id, body, reply_markup=reply_markup), True)
+        return Posted(await self.send_message(chat_id, body, reply_markup=reply_markup, urgency=urgency), True)
 
-    async def delete_message(self, chat_id: int | str, message_id: int) -> bool:
+    async def delete_message(self, chat_id: int | str, message_id: int, *, urgency: str = "reply") -> bool:
         """``deleteMessage`` of a bot message; False when Telegram refused (too old, gone)."""
-        return bool(await self.call(DeleteMessage(chat_id=chat_id, message_id=message_id), chat_id=chat_id))
+        return bool(await self.call(DeleteMessage(chat_id=chat_id, message_id=message_id), chat_id=chat_id,
+                                    urgency=urgency))
 
     async def edit_message(
         self,
@@ -426,8 +498,11 @@ class Sender:
         text: str,
         *,
         reply_markup: InlineKeyboardMarkup | None = None,
+        guard: Guard | None = None,
+        urgency: str = "reply",
     ) -> Message | bool | None:
-        """``editMessageText`` (HTML) of a bot message; ``None`` if it failed or was unchanged."""
+        """``editMessageText`` (HTML) of a bot message; ``None`` if it failed, was unchanged or was
+        withdrawn (``guard``, ``urgency``: see :meth:`call`)."""
         method = EditMessageText(
             chat_id=chat_id,
             message_id=message_id,
@@ -436,4 +511,4 @@ class Sender:
             parse_mode="HTML",
             link_preview_options=LinkPreviewOptions(is_disabled=True),
         )
-        return await self.call(method, chat_id=chat_id)
+        return await self.call(method, chat_id=chat_id, guard=guard, urgency=urgency)

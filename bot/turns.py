@@ -10,7 +10,13 @@ A player at six busy tables gets one message, not one per turn, and it is never 
   nothing;
 * when a listed table stops waiting (the player moved, the timer played, the match
   ended) the message is edited silently: the table leaves the list, and once nothing
-  waits it reads "done" without buttons.
+  waits it reads "done" without buttons; such an edit too is withdrawn when, by the time
+  it goes out, a table it lists has stopped waiting (it is made anew from what waits then);
+* beyond Telegram's budget (:meth:`bot.sender.Sender.congested`) a turn edits the player's
+  live message to list the table instead of sending a new one and deleting the old: one
+  request instead of two, without a sound; and the edit of a passed turn waits for the
+  notifier's next sweep of live messages (or the player's next turn). A "your turn" goes
+  before every other kind of message (:data:`bot.sender.URGENCY`).
 
 The message's id and the tables it lists are kept in the store
 (``store.turn_notice``/``set_turn_notice``), so another process or a restart edits the
@@ -51,6 +57,10 @@ class TurnNotices:
         self.i18n = i18n
         self.settings = settings
         self.live: dict[int, float] = {}  # users whose live message lists tables → when last checked
+        self.clock = time.monotonic  # for ``live``
+        self.wall = time.time  # epoch seconds, for "N s left"
+        self.edited_not_sent = 0  # turns told by editing the live message (beyond the budget)
+        self.deferred = 0  # edits of passed turns put off (beyond the budget)
 
     # -- what waits ------------------------------------------------------------------------------
     async def waiting(self, user_id: int) -> list[Any]:
@@ -100,17 +110,32 @@ class TurnNotices:
                 return
             tables.insert(0, SimpleNamespace(id=table_id, game=game, seats=[]))
         text, markup = await self._render(user_id, tables, locale, first=table_id, deadline=deadline)
-        message = await self.sender.send_message(user_id, text, reply_markup=markup, guard=guard)
+        if notice is not None and notice.get("message_id") and self.sender.congested():
+            # Beyond the budget: the live message edited to list this table (one request, not two).
+            edited = await self.sender.edit_message(user_id, notice["message_id"], text, reply_markup=markup,
+                                                    guard=guard, urgency="turn")
+            if edited:
+                self.edited_not_sent += 1
+                await self.store.set_turn_notice(user_id, {**notice, "tables": [t.id for t in tables],
+                                                            "at": self.wall()})
+                self.live[user_id] = self.clock()
+                return
+            if not await guard():  # withdrawn: the turn passed while it waited
+                await self.refresh(user_id, locale)
+                return
+            # the live message could not be edited (gone): a new one, as within the budget
+        message = await self.sender.send_message(user_id, text, reply_markup=markup, guard=guard, urgency="turn")
         if message is None:  # withdrawn at the moment of sending, or not delivered
             await self.refresh(user_id, locale, notice)
             return
         await self.store.set_turn_notice(user_id, {"message_id": message.message_id,
-                                                    "tables": [t.id for t in tables], "at": time.time()})
-        self.live[user_id] = time.monotonic()
+                                                    "tables": [t.id for t in tables], "at": self.wall()})
+        self.live[user_id] = self.clock()
         if notice is not None and notice.get("message_id") != message.message_id:
             await self._retire(user_id, notice, locale)
 
-    async def refresh(self, user_id: int, locale: Locale, notice: dict[str, Any] | None = ...) -> None:  # type: ignore[assignment]
+    async def refresh(self, user_id: int, locale: Locale, notice: dict[str, Any] | None = ...,  # type: ignore[assignment]
+                      *, again: int = 2) -> None:
         """Edit the live message to the tables that wait now ("done" once none does); silent.
 
         ``locale``: the language, or an async function giving it (asked only when the
@@ -135,9 +160,24 @@ class TurnNotices:
             if ids == listed:
                 self._track(user_id, ids)
                 return
+        if self.sender.congested():
+            # Beyond the budget a passed turn's message is put right later (the notifier's sweep of
+            # live messages, or this player's next turn), not now: new turns go first.
+            self.deferred += 1
+            self._track(user_id, listed)
+            return
         text, markup = await self._render(user_id, tables, await _resolve(locale))
-        await self.sender.edit_message(user_id, notice["message_id"], text, reply_markup=markup)
-        await self.store.set_turn_notice(user_id, {**notice, "tables": ids, "at": time.time()})
+
+        async def guard() -> bool:  # every table it lists still waits when it goes out
+            return not ids or set(ids) <= {t.id for t in await self.waiting(user_id)}
+
+        edited = await self.sender.edit_message(user_id, notice["message_id"], text, reply_markup=markup,
+                                                guard=guard, urgency="refresh")
+        if edited is None and ids and not await guard():
+            if again:  # withdrawn: what waits changed while it waited; made anew from what waits now
+                await self.refresh(user_id, locale, again=again - 1)
+            return
+        await self.store.set_turn_notice(user_id, {**notice, "tables": ids, "at": self.wall()})
         self._track(user_id, ids)
 
     def settled(self, user_id: int, notice: dict[str, Any] | None) -> bool:
@@ -151,16 +191,16 @@ class TurnNotices:
 
     def _track(self, user_id: int, ids: list[str]) -> None:
         if ids:
-            self.live[user_id] = time.monotonic()
+            self.live[user_id] = self.clock()
         else:
             self.live.pop(user_id, None)
 
     async def _retire(self, user_id: int, notice: dict[str, Any], locale: str) -> None:
         """The previous live message: deleted, or (older than Telegram lets bots delete) edited to done."""
-        if await self.sender.delete_message(user_id, notice["message_id"]):
+        if await self.sender.delete_message(user_id, notice["message_id"], urgency="cleanup"):
             return
         text, markup = await self._render(user_id, [], locale)
-        await self.sender.edit_message(user_id, notice["message_id"], text, reply_markup=markup)
+        await self.sender.edit_message(user_id, notice["message_id"], text, reply_markup=markup, urgency="cleanup")
 
     async def _render(self, user_id: int, tables: list[Any], locale: str, *, first: str | None = None,
                       deadline: float | None = None) -> tuple[str, InlineKeyboardMarkup | None]:
@@ -170,7 +210,7 @@ class TurnNotices:
             if not tables:
                 return texts.turn_done_text(), None
             if len(tables) == 1:
-                left = int(deadline - time.time()) if isinstance(deadline, int | float) else None
+                left = int(deadline - self.wall()) if isinstance(deadline, int | float) else None
                 text = texts.turn_text(SimpleNamespace(game=tables[0].game), left)
                 markup = await keyboards.open_keyboard(self.bot, self.settings, tables[0].id, chat_id=user_id)
                 return text, markup

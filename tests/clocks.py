@@ -5,6 +5,9 @@
   (a 429's ``retry_after``) is parked until the test calls :meth:`HeldClock.release`,
   which moves the clock past it. What must happen *while* that wait lasts is then
   checked while it is held, not by measuring seconds.
+* :class:`benchmarks.telegram.VirtualLoop` — a whole event loop on a virtual clock that
+  jumps to the next timer when nothing is ready (for code with no real I/O: an in-process
+  store and Bot API); ``tests/test_bot_budget.py`` runs the sender and notifier on it.
 """
 
 from __future__ import annotations

@@ -40,6 +40,11 @@ Telegram's documented refusals, answered as Telegram does:
   ``parameters.migrate_to_chat_id``;
 * ``deleteMessage`` removes a message: editing or deleting it again → 400
   "Bad Request: message to edit not found" / "message to delete not found".
+
+``FakeBotAPI(limits=TelegramLimits())`` (:mod:`benchmarks.telegram`) also limits like
+Telegram: about 30 messages a second in all, one a second per chat, 20 a minute per group,
+``editMessageText`` counted like a send, 429 "Too Many Requests: retry after N" with
+``parameters.retry_after`` beyond; ``latency`` (seconds) delays every answer.
 """
 
 from __future__ import annotations
@@ -176,6 +181,8 @@ class FakeBotAPI:
     migrated: dict[Any, int] = field(default_factory=dict)  # old group id → supergroup id
     deleted: set[tuple[Any, int]] = field(default_factory=set)  # (chat, message_id)
     admins: dict[Any, set[int]] = field(default_factory=dict)  # chat → its admins (getChatMember)
+    limits: Any = None  # benchmarks.telegram.TelegramLimits: Telegram's sending limits, 429 beyond
+    latency: float = 0.0  # seconds before each answer
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> FakeBotAPI:
@@ -381,6 +388,15 @@ class FakeBotAPI:
         if request.match_info["token"] != self.token:
             call.status = 401
             return web.json_response({"ok": False, "error_code": 401, "description": "Unauthorized"}, status=401)
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        if self.limits is not None:
+            wait = self.limits.check(method, params.get("chat_id"), paid=params.get("allow_paid_broadcast") is True)
+            if wait is not None:
+                call.status = 429
+                return web.json_response({"ok": False, "error_code": 429,
+                                          "description": f"Too Many Requests: retry after {wait}",
+                                          "parameters": {"retry_after": wait}}, status=429)
         failure = self._failure_for(method, params.get("chat_id")) if "chat_id" in params else None
         if failure is None and method not in ("getMe", "getUpdates", "setWebhook", "deleteWebhook"):
             failure = self._failure_for(method, "*")
