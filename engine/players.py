@@ -969,17 +969,20 @@ def _penki_heuristic(view: Mapping[str, Any], legal: list[dict[str, Any]], rng: 
                      stalled: bool = False) -> dict[str, Any]:
     """Today's :func:`engine.penki.computer_action` on the view: lead the cheapest card (trumps
     last, ``Ks`` only alone, R15), beat with the cheapest card that beats keeping trumps (R10),
-    take when nothing beats (R12); from :data:`STALL_AFTER` on, or when ``stalled`` (the memory has
-    seen :data:`STALL_TAKES` takes since the last Бита, R13), vary at random so that an endless
-    cycle of leads and takes ends."""
+    take when nothing beats (R12). When ``stalled`` (the memory has seen :data:`STALL_TAKES` takes
+    since the last Бита, R13) it leads or beats with any card at random and never takes while a
+    card beats; from :data:`STALL_AFTER` on it varies among every option, takes included. So an
+    endless cycle of leads and takes ends."""
     plays = [a for a in legal if a["a"] == "play"]
     take = next((a for a in legal if a["a"] == "take"), None)
     if not plays:
         return take or legal[0]
     plays.sort(key=lambda a: _cheap_key(a["card"]))
-    if stalled or view["version"] >= STALL_AFTER:
+    if view["version"] >= STALL_AFTER:
         options = plays + ([take] if take else [])
         return rng.choice(options)
+    if stalled:  # going round in circles: beat whenever it can (a Бита takes cards out), any card
+        return rng.choice(plays)
     return plays[0]
 
 

@@ -216,14 +216,17 @@ def test_memory_keeps_caught_and_takes_and_reads_an_older_dict():
 
 
 def test_a_table_going_round_in_circles_varies():
-    """Issue 24.3: from STALL_TAKES takes with no Бита on, the regular player varies its lead
-    (R12, R13), so a lead-and-take loop ends."""
+    """Issue 24.3: from STALL_TAKES takes with no Бита on, the regular player leads or beats
+    with any card and takes only when nothing beats (R12, R13), so a lead-and-take loop ends."""
     legal = [{"a": "play", "card": c} for c in ("6s", "7s", "Ad")] + [{"a": "take"}]
     view = {"version": 10}
     picks = {players._penki_heuristic(view, legal, random.Random(k))["card"] for k in range(20)}
     assert picks == {"6s"}
-    stalled = {str(players._penki_heuristic(view, legal, random.Random(k), True)) for k in range(40)}
-    assert len(stalled) > 2 and STALL_TAKES <= 40
+    stalled = {players._penki_heuristic(view, legal, random.Random(k), True)["a"] + ":" +
+               str(players._penki_heuristic(view, legal, random.Random(k), True).get("card")) for k in range(40)}
+    assert stalled == {"play:6s", "play:7s", "play:Ad"} and STALL_TAKES <= 40  # never a take while a card beats
+    late = {str(players._penki_heuristic({"version": players.STALL_AFTER}, legal, random.Random(k))) for k in range(60)}
+    assert len(late) == 4  # past STALL_AFTER: every option, the take too
 
 
 @pytest.mark.parametrize("level", ["beginner", "regular", "expert"])
