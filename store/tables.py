@@ -407,11 +407,13 @@ class Tables(StoreBase):
                     cid_field, FINISHED_TTL if over else TABLE_TTL, self.keys.events(table_id), "1" if over else "0",
                     head, tail, self.live.publish, self.live.id]
             fused = self.fused and not over  # the follow-up inside the commit's call (move.lua)
+            dues: list[tuple[float, str]] = []
             self.live.expect(table_id, new["version"])
             try:
                 bucket = pending[0]
                 if fused:
-                    followup = self._followup(table_id, new["version"], self._dues(new), "0",
+                    dues = self._dues(new)
+                    followup = self._followup(table_id, new["version"], dues, "0",
                                               self._commit_entries(new, outcome.events, new_turns))
                     token = bucket[1:] if bucket else []
                     res = await self._move(
@@ -436,6 +438,8 @@ class Tables(StoreBase):
                 self.live.abandon(table_id, current)
             if code == 1:
                 self.live.committed(done, texts)  # this process's sockets, at once
+                if fused and dues:  # the follow-up was in the call: wake this worker on time (issue 24)
+                    self._note_due(dues[0][0])
                 if not fused:
                     try:
                         await self._after_commit(new, outcome.events, new_turns, t)

@@ -267,3 +267,25 @@ async def test_the_worker_wakes_at_due_times_noted_by_commits(store):
     store._note_due(now[0] + 0.01)
     assert event.is_set()
     store._wake = None
+
+
+async def test_a_move_committed_in_one_call_wakes_the_worker_too(store):
+    """Issue 24.1: on a single Redis a move's follow-up goes inside its commit (move.lua), not
+    through the follow-up batch; its due time still reaches the worker's wake-ups."""
+    now = [1_800_000_000.0]
+    store.clock = lambda: now[0]
+    seats = [Seat(seat="u1", user_id=1, name="Al"), Seat(seat="c1", name="C1", computer=True, level="regular"),
+             Seat(seat="c2", name="C2", computer=True, level="regular")]
+    table = await store.create_table(game="prsi", seats=seats, settings=LobbySettings(players=3, turn_seconds=None),
+                                     seed=11)
+    for _ in range(30):  # play until the person's move hands the turn to a computer
+        table = await store.get_table(table.id)
+        if table.state.to_move == "u1":
+            break
+        now[0] = max(now[0], await store.next_due(table.id)) + 0.01
+        await store.tick(now=now[0])
+    assert table.state.to_move == "u1"
+    store._wakes.clear()
+    await store.apply(table.id, "u1", engine.legal_actions(table.state, "u1")[0], now=now[0])
+    due = await store.next_due(table.id)
+    assert due is not None and store._wakes and min(store._wakes) == pytest.approx(due)
