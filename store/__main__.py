@@ -64,7 +64,8 @@ async def _operate(store: Store, args: argparse.Namespace) -> int:
                   f"  expires in {info['expires_in']} s")
             for seat in info["seats"]:
                 who = "computer " + (seat["level"] or "regular") if seat["computer"] else f"user {seat['user_id']}"
-                extra = (" auto" if seat["auto"] else "") + (f" strikes {seat['strikes']}" if seat["strikes"] else "")
+                extra = (" left" if seat.get("left") else "") + (" auto" if seat["auto"] else "")
+                extra += f" strikes {seat['strikes']}" if seat["strikes"] else ""
                 print(f"  seat {seat['seat']}: {seat['name']} ({who}){extra}")
             print(f"  watched by {len(info['watching_processes'])} processes; open by users {info['present']}")
         elif args.command == "tables":

@@ -26,6 +26,9 @@ ERROR_CODES = (
     "invalid",      # a bad argument (unknown game, players out of range, bad turn time)
     "busy",         # the compare-and-set kept losing (should not happen in practice)
     "too_fast",     # the user's action bucket is empty (TooFast: ``wait`` seconds until a token)
+    "left",         # a player's own move for a seat its person left (Store.leave_table)
+    "over",         # the game has ended (Store.leave_table)
+    "not_your_turn",  # Store.leave_table while the game waits for another seat
 )
 
 
@@ -116,7 +119,9 @@ class Seat(BaseModel):
     ``auto``: the computer plays for this person after three timeouts in a row
     (``strikes``), until they act again (S4). ``played``: the person made a move of
     their own (not the timer's, not the computer's) in this match; a person's seat
-    that never did makes the finished match unrated (P16 as amended). ``level``: a computer's strength,
+    that never did makes the finished match unrated (P16 as amended). ``left``: the person
+    left the table (``Store.leave_table``): ``auto`` to the end of the game, their own moves
+    refused. ``level``: a computer's strength,
     ``beginner`` | ``regular`` | ``expert`` (issue 14; ``None``: regular).
     """
 
@@ -128,6 +133,7 @@ class Seat(BaseModel):
     auto: bool = False
     strikes: int = 0
     played: bool = False
+    left: bool = False
 
 
 class Lobby(BaseModel):

@@ -48,6 +48,7 @@ async def describe(store: Any, table_id: str) -> dict[str, Any]:
         "abandoned": doc.get("abandoned"),
         "seats": [{"seat": s.get("seat"), "user_id": s.get("user_id"), "name": s.get("name"),
                    "computer": bool(s.get("computer")), "level": s.get("level"), "auto": bool(s.get("auto")),
+                   "left": bool(s.get("left")),
                    "strikes": s.get("strikes", 0)} for s in doc.get("seats", [])],
         "deadline": doc.get("deadline"),
         "next_due": float(due) if due is not None else None,

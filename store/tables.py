@@ -33,6 +33,7 @@ from redis.exceptions import ClusterError
 
 import engine
 from engine.errors import Rejected
+from engine.players import Memory
 from store.common import (
     BUCKET_WAIT,
     BYS,
@@ -48,7 +49,7 @@ from store.common import (
     _s,
     log,
 )
-from store.computers import driven, remember, replayed_memory
+from store.computers import driven, remember, replayed_memory, seat_seed, table_memory
 from store.embedded import UNAVAILABLE
 from store.live import Known, pack
 from store.models import (
@@ -250,6 +251,7 @@ class Tables(StoreBase):
         now: float | None = None,
         known: Known | None = None,
         limit: tuple[int, float, int] | None = None,
+        leave: bool = False,
     ) -> ApplyResult:
         """Apply ``action`` by ``seat`` and commit it exactly once.
 
@@ -274,6 +276,9 @@ class Tables(StoreBase):
         Once committed, the move is reported as done even if its follow-up fails
         (Redis unreachable a moment later): :meth:`sweep` redoes that follow-up.
 
+        ``leave``: the seat's person leaves the table with this move (:meth:`leave_table`): the
+        seat is marked ``left`` and ``auto`` for the rest of the game.
+
         ``limit``: ``(user_id, rate, burst)``, a token of the user's action bucket
         (:meth:`store.limits.Limits.take_action`) is taken for this call, whatever its
         outcome; an empty bucket raises :class:`store.models.TooFast` and applies nothing.
@@ -283,7 +288,7 @@ class Tables(StoreBase):
         separate calls (their keys are in different slots), the bucket's first.
 
         Raises ``engine.Rejected`` (the rules' reason), ``StoreError``: ``not_found``,
-        ``stale``, ``invalid`` (unknown ``by``, client_action_id over 200 characters), ``busy``,
+        ``left`` (a player's own move for a seat its person left), ``stale``, ``invalid`` (unknown ``by``, client_action_id over 200 characters), ``busy``,
         ``too_fast`` (:class:`store.models.TooFast`, with ``limit``).
         """
         bucket: list[Any] | None = None
@@ -296,7 +301,7 @@ class Tables(StoreBase):
         pending = [bucket]  # the token still to take: with the commit (move.lua), or below
         try:
             return await self._apply(table_id, seat, action, client_action_id, expected_version, by,
-                                     now=now, known=known, pending=pending)
+                                     now=now, known=known, pending=pending, leave=leave)
         except (Rejected, StoreError) as e:
             if pending[0] is not None and not isinstance(e, TooFast):
                 await self._take_token(pending[0])  # refused before the commit: it still costs a token
@@ -324,7 +329,7 @@ class Tables(StoreBase):
 
     async def _apply(self, table_id: str, seat: str, action: Mapping[str, Any], client_action_id: str | None,
                      expected_version: int | None, by: str, *, now: float | None, known: Known | None,
-                     pending: list[Any]) -> ApplyResult:
+                     pending: list[Any], leave: bool = False) -> ApplyResult:
         """:meth:`apply` itself; ``pending[0]``: the bucket's token still to take (set to None once taken)."""
         if by not in BYS:
             raise StoreError("invalid", f"by must be one of {BYS}")
@@ -354,6 +359,8 @@ class Tables(StoreBase):
                 raise StoreError("stale", f"table is at version {doc['version']}")
             if "abandoned" in doc:  # ended by the operator, unrated (store.operate.end_table)
                 raise Rejected("game_over", "the table was ended")
+            if by == "player" and any(s["seat"] == seat and s.get("left") for s in doc["seats"]):
+                raise StoreError("left", "you left this table: the computer plays your seat")
             try:
                 outcome = engine.apply(known.state, seat, action)
             except Rejected:
@@ -379,7 +386,7 @@ class Tables(StoreBase):
                 continue
             t = self.clock() if now is None else now
             new = dict(doc)
-            new["seats"] = [self._after_move(s, seat, by) for s in doc["seats"]]
+            new["seats"] = [self._after_move(s, seat, by, leave) for s in doc["seats"]]
             if "memory" not in doc and driven(new):  # a seat just went to auto: the memory from the deal on
                 new["memory"] = replayed_memory(doc, await self.log(table_id, since=0))
             new_turns = self._plan(new, outcome.state, seat, t, self._hold(outcome.state, outcome.events),
@@ -457,6 +464,50 @@ class Tables(StoreBase):
                 await asyncio.sleep(self._rng.uniform(0, 0.001 * min(attempt, 20)))
         raise StoreError("busy", f"table {table_id}")
 
+    async def leave_table(self, table_id: str, user_id: int, *, now: float | None = None) -> Table:
+        """``user_id`` leaves ``table_id`` for good: the computer plays their seat to the end of the
+        game (S4's auto, at the regular level), so the game finishes by itself → the table after it.
+
+        The seat's own awaited action is committed at once, chosen by the regular computer from
+        the seat's view and the table's public memory (replayed from the deal when the table had
+        none, :func:`store.computers.replayed_memory`), with ``by="computer"``; the same commit marks
+        the seat ``left`` and ``auto``, so the worker moves for it from then on, and a player's own
+        move for it is refused (``StoreError("left")``). A rated table stays rated: the result
+        counts for the seat as S4's auto does (P16: a seat that never moved by itself still makes
+        the match unrated for all). Idempotent: a seat already left returns the table unchanged.
+
+        Raises ``StoreError``: ``not_found`` (unknown or expired), ``not_seated`` (no person's seat
+        of ``user_id`` there), ``over`` (the game has ended), ``not_your_turn`` (the game waits for
+        someone else: leave on your turn), ``busy``.
+        """
+        known = self.live.peek(table_id) or await self._read_known(table_id)
+        for _ in range(MAX_TRIES):
+            doc = known.doc
+            seat = next((s for s in doc["seats"] if s["user_id"] == user_id and not s["computer"]), None)
+            if seat is None:
+                raise StoreError("not_seated", "you have no seat at this table")
+            if seat.get("left"):
+                return known.table
+            if "ended" in doc:
+                raise StoreError("over", "the game has ended")
+            sid = seat["seat"]
+            if sid not in engine.awaiting(known.state):
+                raise StoreError("not_your_turn", "the game waits for another player: leave on your turn")
+            memory = (table_memory(doc, known.state) if "memory" in doc
+                      else Memory.from_dict(replayed_memory(doc, await self.log(table_id, since=0))))
+            decision = await self.brains.decide(engine.view(known.state, sid), memory, "regular",
+                                                seat_seed(doc, sid))
+            if decision is None:  # pragma: no cover - an awaited seat always has an action
+                raise StoreError("busy", "no action for the seat")
+            try:
+                return (await self.apply(table_id, sid, decision.action, expected_version=doc["version"],
+                                         by="computer", now=now, known=known, leave=True)).table
+            except StoreError as e:
+                if e.code != "stale":
+                    raise
+            known = await self._read_known(table_id)
+        raise StoreError("busy", f"table {table_id}")
+
     async def _read_known(self, table_id: str) -> Known:
         raw = await self.redis.hget(self.keys.table(table_id), "doc")
         if not raw:
@@ -487,12 +538,15 @@ class Tables(StoreBase):
         return ApplyResult(version=version, events=events, known=current, duplicate=True)
 
     @staticmethod
-    def _after_move(seat: dict[str, Any], actor: str, by: str) -> dict[str, Any]:
-        """S4: a player's own move clears strikes and auto; a timeout adds a strike (3 → auto)."""
+    def _after_move(seat: dict[str, Any], actor: str, by: str, leave: bool = False) -> dict[str, Any]:
+        """S4: a player's own move clears strikes and auto; a timeout adds a strike (3 → auto);
+        ``leave`` (:meth:`leave_table`): the seat is ``left`` and ``auto`` for good."""
         if seat["seat"] != actor:
             return seat
         seat = dict(seat)
-        if by == "player":
+        if leave:
+            seat["auto"], seat["left"] = True, True
+        elif by == "player":
             seat["strikes"], seat["auto"], seat["played"] = 0, False, True
         elif by == "timer":
             seat["strikes"] += 1

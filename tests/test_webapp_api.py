@@ -488,3 +488,49 @@ async def test_a_body_cut_off_by_the_client_going_away_changes_nothing_and_logs_
     server_errors = [r for r in caplog.records if r.levelno >= logging.ERROR
                      and r.name.split(".")[0] in ("aiohttp", "webapp", "store", "asyncio")]
     assert not server_errors, caplog.text
+
+
+async def test_leave_a_table_hands_the_seat_to_the_computer(web_client, store, auth):
+    """Issue 25 item 6: ``POST /api/tables/{id}/leave`` — only a seated person, on their turn,
+    idempotent; the seat is the computer's from then on (their own moves are 409 ``left``)."""
+    from store.operate import end_table
+
+    client = await web_client()
+    table = await new_table(store, humans=(ANN,), computers=1)
+    now = store.clock()
+    while f"u{ANN}" not in engine.awaiting(table.state):  # the computer may deal the first card
+        now = max(now, await store.next_due(table.id)) + 0.01
+        await store.tick(now=now)
+        table = await store.get_table(table.id)
+    url = f"/api/tables/{table.id}/leave"
+    assert (await client.post(url)).status == 401
+    resp = await client.post(url, headers=auth(EVE))
+    assert resp.status == 403 and (await resp.json())["error"] == "not_seated"
+    resp = await client.post("/api/tables/nope/leave", headers=auth(ANN))
+    assert resp.status == 404 and (await resp.json())["error"] == "not_found"
+    resp = await client.post(url, headers=auth(ANN))
+    assert resp.status == 200, await resp.text()
+    body = await resp.json()
+    mine = next(s for s in body["table"]["seats"] if s["seat"] == f"u{ANN}")
+    assert mine["left"] and mine["auto"] and body["seat"] == f"u{ANN}" and body["version"] == table.version + 1
+    again = await (await client.post(url, headers=auth(ANN))).json()  # idempotent
+    assert again["version"] == body["version"] == await store.table_version(table.id)
+    listed = next(t for t in (await (await client.get("/api/tables", headers=auth(ANN))).json())["tables"]
+                  if t["id"] == table.id)
+    assert next(s for s in listed["seats"] if s["seat"] == f"u{ANN}")["left"]
+    table = await store.get_table(table.id)
+    while f"u{ANN}" not in engine.awaiting(table.state):  # the computer moves, then the seat is awaited again
+        now = max(now, await store.next_due(table.id)) + 0.01
+        await store.tick(now=now)
+        table = await store.get_table(table.id)
+    legal = engine.legal_actions(table.state, f"u{ANN}")[0]
+    resp = await client.post(f"/api/tables/{table.id}/actions", json={"action": legal}, headers=auth(ANN))
+    assert resp.status == 409 and (await resp.json())["error"] == "left"
+
+    people = await new_table(store)  # two people: the one not to move may not leave yet
+    waiting = next(s for s in people.state.players if s not in engine.awaiting(people.state))
+    resp = await client.post(f"/api/tables/{people.id}/leave", headers=auth(uid_of(waiting)))
+    assert resp.status == 409 and (await resp.json())["error"] == "not_your_turn"
+    await end_table(store, people.id)
+    resp = await client.post(f"/api/tables/{people.id}/leave", headers=auth(uid_of(people.state.to_move)))
+    assert resp.status == 409 and (await resp.json())["error"] == "over"

@@ -334,6 +334,25 @@ async def post_action(request: web.Request) -> web.Response:
     )
 
 
+async def leave_table(request: web.Request) -> web.Response:
+    """``POST /api/tables/{id}/leave`` (no body) → ``{table, seat, version, deadline, view}``: the
+    caller leaves the table for good and the computer plays their seat to the end (``store.leave_table``;
+    a rated table's result still counts for the seat, as S4's auto). Idempotent: leaving again
+    answers the table as it is.
+
+    Errors: 403 ``not_seated``, 404 ``not_found``, 409 ``over`` (the game has ended),
+    ``not_your_turn`` (it waits for another player: leave on your turn).
+    """
+    who = await identify(request)
+    known = await known_or_404(request)
+    seat = known.seat_of(who.id)
+    if seat is None or not any(s["seat"] == seat and not s["computer"] for s in known.doc["seats"]):
+        raise ApiError(403, "not_seated", "you have no seat at this table")
+    with request.app[DRAIN].holding():  # a draining process answers it before it stops (webapp.drain)
+        table = await request.app[STORE].leave_table(known.doc["id"], who.id)
+    return ok(table_payload(table, seat))
+
+
 async def chat_tables(request: web.Request) -> web.Response:
     """``GET /api/chats/{chat_id}/tables`` → ``{tables: [summary…]}`` (the chat's live tables)."""
     who = await identify(request)
@@ -395,6 +414,7 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/api/tables", my_tables, name="my_tables")
     app.router.add_get("/api/tables/{id}", get_table, name="table")
     app.router.add_post("/api/tables/{id}/actions", post_action, name="actions")
+    app.router.add_post("/api/tables/{id}/leave", leave_table, name="leave")
     app.router.add_get("/api/chats/{chat_id}/tables", chat_tables, name="chat_tables")
     app.router.add_get("/api/leaderboard", leaderboard, name="leaderboard")
     app.router.add_get("/api/rating", rating, name="rating")

@@ -44,6 +44,9 @@ STORE_STATUS: dict[str, int] = {
     "full": 409,
     "started": 409,
     "too_few": 409,
+    "left": 409,
+    "over": 409,
+    "not_your_turn": 409,
     "invalid": 400,
     "busy": 503,
 }

@@ -298,6 +298,15 @@ def _document() -> dict[str, Any]:
                     },
                 }
             },
+            "/api/tables/{id}/leave": {
+                "post": {
+                    "summary": "Leave the table for good: the computer plays your seat to the end (a rated "
+                    "table's result still counts for it, as after three timeouts). Idempotent. 409 over "
+                    "(the game has ended) or not_your_turn (leave on your turn)",
+                    "parameters": [TABLE_ID],
+                    "responses": {"200": _json("TableAnswer"), **_errors(401, 403, 404, 409)},
+                }
+            },
             "/api/tables/{id}/rematch": {
                 "get": {
                     "summary": "The finished table's Play again lobby, or null when nobody asked yet",

@@ -190,6 +190,11 @@ export class Api {
     return this.post(`/api/tables/${encodeURIComponent(tableId)}/actions`, body);
   }
 
+  /** Leave the table for good: the computer plays the seat to the end (issue 25). */
+  leave(tableId) {
+    return this.post(`/api/tables/${encodeURIComponent(tableId)}/leave`, {});
+  }
+
   /** Play again (issue 15): take a seat in the finished table's next match; its state; give it up. */
   rematch(tableId) {
     return this.post(`/api/tables/${encodeURIComponent(tableId)}/rematch`, {});

@@ -24,7 +24,7 @@ import {
 } from "./render.js";
 import { renderRules, rulesGame } from "./rules.js";
 import { renderLeaderboard, renderLoading, renderLobby, renderMessage, renderSignin } from "./screens.js";
-import { acceptVersion, isComputer, legalOf, myTurn, nameOf, resetTable, saveFaces, state } from "./state.js";
+import { acceptVersion, iLeft, isComputer, legalOf, myTurn, nameOf, resetTable, saveFaces, state } from "./state.js";
 import { detectTelegram, localTelegram } from "./tg.js";
 import * as pv from "./variants.js";
 import { rematchBox } from "./rematch.js";
@@ -671,6 +671,7 @@ function draw() {
   const ready = oneCardReady();
   if (ready && !wasReady) tg?.notify("warning");
   wasReady = ready;
+  if (leaving && leaving === state.tableId && !leaveBusy && (myTurn() || legalOf("give").length)) leaveTable();
 }
 let wasReady = false;
 
@@ -840,8 +841,49 @@ function calloutRefusal(kind, e, basis) {
   return t("co_one_card_closed");
 }
 
+/** "Leave table?": what leaving means (the computer plays the seat; a rated result still counts), then leave. */
+function confirmLeave() {
+  const body = h("div", {}, h("p", {}, t("leave_confirm")), state.table?.rated ? h("p", { class: "rated-note rated" }, t("leave_rated")) : null);
+  openDialog("leave", t("leave_title"), body, [
+    { label: t("cancel"), onClick: () => closeDialog() },
+    { label: t("leave_button"), primary: true, onClick: () => (closeDialog(), leaveTable()) },
+  ]);
+}
+
+let leaving = null; // the table left as soon as it is the viewer's turn (the server waits for it)
+let leaveBusy = false;
+
+/** ``POST …/leave``: the seat is the computer's to the end; then home, where the table says so. */
+async function leaveTable() {
+  const id = state.tableId;
+  if (!id || leaveBusy) return;
+  leaveBusy = true;
+  try {
+    const data = await api.leave(id);
+    leaving = null;
+    if (state.tableId === id) takeSnapshot(data);
+    toast(t("you_left"));
+    if (screen === "table" && state.tableId === id) goHome();
+  } catch (e) {
+    if (e.status === 409 && e.code === "not_your_turn") {
+      leaving = id;
+      toast(t("leave_later"));
+    } else {
+      leaving = null;
+      if (e.status === 403) toast(t("not_seated"), "error");
+      else if (e.status === 409) await resync();
+      else toast(t("net_error"), "error");
+    }
+  } finally {
+    leaveBusy = false;
+  }
+}
+
 async function actFailed(e, action, basis, { isCallout = false } = {}) {
-  if (isCallout && (e.status === 422 || e.status === 409)) {
+  if (e.code === "left") {
+    toast(t("you_left"));
+    await resync();
+  } else if (isCallout && (e.status === 422 || e.status === 409)) {
     await resync();
     toast(calloutRefusal(action.a, e, basis), "error");
     tg.notify("error");
@@ -870,10 +912,12 @@ const handlers = {
   onScores: () => {
     const v = state.view;
     if (!v) return;
-    if (v.game === "prsi") openDialog("scores", t("scores"), prsiScoreTable(), [{ label: t("close"), primary: true, onClick: () => closeDialog() }], { key: scoresKey() });
+    // A seated player may leave a game still going (issue 25): the computer plays on for them.
+    const leave = state.seat && !v.over && !iLeft() ? [{ label: t("leave_table"), onClick: confirmLeave }] : [];
+    const close = { label: t("close"), primary: true, onClick: () => closeDialog() };
+    if (v.game === "prsi") openDialog("scores", t("scores"), prsiScoreTable(), [...leave, close], { key: scoresKey() });
     else if (v.over) showFinal();
-    else
-      openDialog("scores", t("players"), penkiResult(), [{ label: t("close"), primary: true, onClick: () => closeDialog() }], { key: scoresKey() });
+    else openDialog("scores", t("players"), penkiResult(), [...leave, close], { key: scoresKey() });
   },
   onToggleFaces: () => {
     state.faces = state.faces === "german" ? "french" : "german";

@@ -4,7 +4,7 @@
 import { serverNow } from "./clock.js";
 import { backFigure, cardButton, cardFigure, suitSvg } from "./cards.js";
 import { callout, cardName, cardShort, cardsText, language, suitName, t } from "./i18n.js";
-import { isComputer, legal, legalOf, myTurn, nameOf, state } from "./state.js";
+import { iLeft, isComputer, legal, legalOf, myTurn, nameOf, state } from "./state.js";
 import * as pv from "./variants.js";
 
 /** Create an element: h("button", {class: "x", onclick: fn}, "text", child…). */
@@ -406,6 +406,7 @@ function statusLine() {
   if (!v) return "";
   if (v.over) return v.game === "prsi" ? t("match_over") : t("game_over");
   if (!state.seat) return v.to_move ? t("turn_of", { name: nameOf(v.to_move) }) : t("spectator");
+  if (iLeft()) return t("you_left");
   if (myTurn()) return t("your_turn");
   if (v.game === "penki" && v.penalty) return t("waiting_give", { name: nameOf(v.penalty.to) });
   return v.to_move ? t("turn_of", { name: nameOf(v.to_move) }) : "";

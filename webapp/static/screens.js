@@ -69,8 +69,9 @@ function tableListing(x) {
   const seats = x.seats || [];
   const nameOf = (id) => seats.find((s) => s.seat === id)?.name || "";
   const stage = x.game === "prsi" && x.round ? t("round", { n: x.round, of: x.rounds || 5 }) : x.phase ? t(`phase${x.phase}`) : "";
-  const mine = !x.over && x.seat && x.to_move === x.seat;
-  const turn = x.over ? t(x.game === "prsi" ? "match_over" : "game_over") : mine ? t("your_turn") : x.to_move ? t("turn_of", { name: nameOf(x.to_move) }) : "";
+  const left = !x.over && !!x.seat && !!seats.find((s) => s.seat === x.seat)?.left; // the computer plays it (issue 25)
+  const mine = !x.over && !left && x.seat && x.to_move === x.seat;
+  const turn = x.over ? t(x.game === "prsi" ? "match_over" : "game_over") : left ? t("you_left") : mine ? t("your_turn") : x.to_move ? t("turn_of", { name: nameOf(x.to_move) }) : "";
   const players = seats.map((s) => (s.computer ? `${s.name} (${t("computer")})` : s.name)).join(", ");
   let chat = x.chat_title || "";
   if (!chat) chat = x.chat_id == null ? t("chat_local") : x.chat_id > 0 ? t("chat_private") : x.thread_id ? t("chat_topic") : t("chat_group");

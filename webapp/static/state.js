@@ -123,8 +123,13 @@ export function acceptVersion({ version, view, events, deadline, seats, by }, { 
   return fresh;
 }
 
+/** Whether the viewer left this table (issue 25): the computer plays their seat to the end. */
+export function iLeft() {
+  return !!state.seat && !!state.seats.find((x) => x.seat === state.seat)?.left;
+}
+
 export function legal() {
-  return state.view?.legal || [];
+  return iLeft() ? [] : state.view?.legal || [];
 }
 
 export function legalOf(kind) {
@@ -132,5 +137,5 @@ export function legalOf(kind) {
 }
 
 export function myTurn() {
-  return !!state.view && state.seat && state.view.to_move === state.seat && !state.view.over;
+  return !!state.view && state.seat && state.view.to_move === state.seat && !state.view.over && !iLeft();
 }
