@@ -66,6 +66,12 @@ class Timed:
     def __getattr__(self, attr: str) -> Any:
         return getattr(self.inner, attr)
 
+    def __setattr__(self, attr: str, value: Any) -> None:  # e.g. a Replicated's timeout_ms: ``inner``'s
+        if attr in Timed.__slots__:
+            object.__setattr__(self, attr, value)
+        else:
+            setattr(self.inner, attr, value)
+
     async def __call__(self, keys: Sequence[Any] = (), args: Sequence[Any] = (), **kw: Any) -> Any:
         start = time.perf_counter()
         try:
