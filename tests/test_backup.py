@@ -196,7 +196,7 @@ async def test_a_snapshot_taken_mid_match_restores_the_match_ratings_and_timers(
 
         # the operator's CLI on the restored data: show, then end it unrated
         env = {"REDIS_URL": restored.url, "KARTY_PREFIX": PREFIX, "PATH": "/usr/bin:/bin"}
-        shown = subprocess.run([sys.executable, "-m", "store", "show", live.id, "--json"], cwd=ROOT, env=env,
+        shown = subprocess.run([sys.executable, "-m", "store", "show", "--json", "--", live.id], cwd=ROOT, env=env,
                                capture_output=True, text=True, timeout=120)
         assert shown.returncode == 0, shown.stderr
         info = json.loads(shown.stdout)
@@ -205,10 +205,10 @@ async def test_a_snapshot_taken_mid_match_restores_the_match_ratings_and_timers(
         listed = subprocess.run([sys.executable, "-m", "store", "tables", str(chat)], cwd=ROOT, env=env,
                                 capture_output=True, text=True, timeout=120)
         assert listed.returncode == 0 and live.id in listed.stdout and done.id in listed.stdout, listed
-        ended = subprocess.run([sys.executable, "-m", "store", "end", live.id, "--reason", "players left"],
+        ended = subprocess.run([sys.executable, "-m", "store", "end", "--reason", "players left", "--", live.id],
                                cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
         assert ended.returncode == 0, ended.stderr
-        again = subprocess.run([sys.executable, "-m", "store", "end", live.id], cwd=ROOT, env=env,
+        again = subprocess.run([sys.executable, "-m", "store", "end", "--", live.id], cwd=ROOT, env=env,
                                capture_output=True, text=True, timeout=120)
         assert again.returncode == 1 and "ended already" in again.stderr
         doc = json.loads(await back.redis.hget(back.keys.table(live.id), "doc"))

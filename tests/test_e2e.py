@@ -47,6 +47,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote, urlencode, urlparse
 
 import pytest
+from browser_support import HINTS_SEEN
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "test-output" / "e2e"
@@ -420,6 +421,7 @@ class Deployment:
             self.browser = await self._pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
                                                           args=["--no-sandbox", "--disable-dev-shm-usage"])
         context = await self.browser.new_context(viewport={"width": 420, "height": 860}, locale="en-US")
+        await context.add_init_script(script=HINTS_SEEN)  # the first-time tips' taps play nothing (issue 25)
 
         async def route_external(route):
             if route.request.url.startswith("https://telegram.org/js/telegram-web-app.js"):

@@ -340,13 +340,14 @@ async def leave_table(request: web.Request) -> web.Response:
     a rated table's result still counts for the seat, as S4's auto). Idempotent: leaving again
     answers the table as it is.
 
-    Errors: 403 ``not_seated``, 404 ``not_found``, 409 ``over`` (the game has ended),
+    Errors: 403 ``not_in_chat`` (an outsider), ``not_seated``, 404 ``not_found``, 409 ``over`` (the game has ended),
     ``not_your_turn`` (it waits for another player: leave on your turn).
     """
     who = await identify(request)
     known = await known_or_404(request)
     seat = known.seat_of(who.id)
     if seat is None or not any(s["seat"] == seat and not s["computer"] for s in known.doc["seats"]):
+        await check_table(request.app[STORE], known.table, who.id)  # an outsider: 403 not_in_chat, as every route
         raise ApiError(403, "not_seated", "you have no seat at this table")
     with request.app[DRAIN].holding():  # a draining process answers it before it stops (webapp.drain)
         table = await request.app[STORE].leave_table(known.doc["id"], who.id)

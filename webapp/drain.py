@@ -99,7 +99,7 @@ async def drain(app: web.Application, seconds: float) -> None:
     deadline = loop.time() + seconds * DRAIN_SHARE
     state.draining, state.started = True, time.monotonic()
     sockets = list(app[SOCKETS])
-    log.info("draining: /healthz says 503, new sockets are refused; %d moves held, %d sockets open",
+    log.info("draining: the health check says 503, new sockets are refused; %d moves held, %d sockets open",
              state.held, len(sockets))
     if not await state.idle(deadline - loop.time()):
         log.warning("draining: %d moves still held after %.1f s; shutting down anyway", state.held,
