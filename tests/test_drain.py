@@ -40,7 +40,7 @@ from webapp import drain as drain_module
 
 OUT = ROOT / "test-output" / "drain"
 CALLOUTS = {"zevok", "one_card", "how_many"}
-FAIL_TIMEOUT = 10  # deploy/nginx.conf's fail_timeout
+FAIL_TIMEOUT = 10  # s between restarting one process and the next
 
 
 # ------------------------------------------------------------------------ in the app
@@ -308,9 +308,8 @@ async def test_a_rolling_restart_behind_nginx_loses_no_move_and_every_socket_com
             svc.start()
             await svc.ready(http)
             await until_moves(await moves_made() + 15)
-            # nginx counted the drained process's refusals as failures (max_fails) and skips it
-            # for fail_timeout (10 s) even once it is back: the next one drains after that, as
-            # the README's rolling restart says (else nginx has no live process and answers 502)
+            # deploy/nginx.conf marks no process down (max_fails=0); a pause between the
+            # processes, as an operator's loop has, lets the sockets settle on both
             await asyncio.sleep(FAIL_TIMEOUT + 1)
         await until_moves(await moves_made() + 10)
     finally:
