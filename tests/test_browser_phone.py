@@ -277,7 +277,7 @@ async def test_czech_and_russian_ranks_are_objects_when_a_jack_asks_for_one(serv
     page = await new_phone_page(browser, server.url, locale="cs-CZ")
     got = await page.evaluate(
         """async () => {
-          const i = await import('./i18n.js');
+          const i = await import(document.querySelector('link[rel=modulepreload][href*="i18n.js?"]').href)  /* the page's own module: its URL is versioned */;
           i.setLanguage('cs');
           const cs = i.reasonText('illegal', 'a Jack named 8: play an 8, a Queen or a Jack, or draw', { faces: 'german' });
           i.setLanguage('ru');

@@ -356,7 +356,7 @@ async def test_wording_refusals_indices_faces_button(server, kstore, browser):
     await page.wait_for_selector(".hand .card")
     texts = await page.evaluate(
         """async () => {
-          const i18n = await import('./i18n.js');
+          const i18n = await import(document.querySelector('link[rel=modulepreload][href*="i18n.js?"]').href)  /* the page's own module: its URL is versioned */;
           const nameOf = (s) => s === 'u1' ? 'Bob' : s;
           return [
             i18n.reasonText('illegal', '8s must go to u1, the first fitting opponent', { faces: 'french', nameOf }),

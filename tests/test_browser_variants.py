@@ -140,7 +140,7 @@ async def test_pv5_jack_asks_for_a_rank_in_czech(server, kstore, browser):
         assert "eso" in await page.locator(".pending.named-rank").inner_text()
     refusals = await page.evaluate(
         """async () => {
-          const i18n = await import('./i18n.js');
+          const i18n = await import(document.querySelector('link[rel=modulepreload][href*="i18n.js?"]').href)  /* the page's own module: its URL is versioned */;
           return [
             i18n.reasonText('illegal', 'a Jack named A: play a A, a Queen or a Jack, or draw (PV5)', { faces: 'german' }),
             i18n.reasonText('illegal', 'only a Queen may be the last card (PV3q): draw'),
