@@ -243,6 +243,36 @@ async def browser():
         yield b
 
 
+def module_fixtures(label: str, *, with_browser: bool = True) -> tuple:
+    """``embedded_redis``, ``server`` (its log in a folder named ``label``) and, with
+    ``with_browser``, ``browser``, each once for a whole test module instead of once per test:
+    ``embedded_redis, server, browser = module_fixtures("phone")`` at a module's top level."""
+
+    @pytest.fixture(scope="module", name="embedded_redis")
+    def module_redis():
+        from store.embedded import EmbeddedRedis
+
+        r = EmbeddedRedis().start()
+        yield r
+        r.stop()
+
+    @pytest.fixture(scope="module", name="server")
+    def module_server(embedded_redis, tmp_path_factory):
+        srv = Server(embedded_redis.url, log_path=tmp_path_factory.mktemp(label) / "webapp.log").start()
+        yield srv
+        srv.stop()
+
+    if not with_browser:
+        return module_redis, module_server
+
+    @pytest.fixture(scope="module", name="browser")
+    async def module_browser():
+        async with chromium() as b:
+            yield b
+
+    return module_redis, module_server, module_browser
+
+
 # --------------------------------------------------------------------------- seats and tables
 
 

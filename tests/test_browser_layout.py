@@ -15,7 +15,15 @@ import random
 from pathlib import Path
 
 import pytest
-from browser_support import CHROMIUM, DOCS_SCREENSHOTS, HINTS_SEEN, SCREENSHOTS, Server, person, screenshot
+from browser_support import (
+    CHROMIUM,
+    DOCS_SCREENSHOTS,
+    HINTS_SEEN,
+    SCREENSHOTS,
+    module_fixtures,
+    person,
+    screenshot,
+)
 from layout_support import CHECK_DIALOG, CHECK_LAYOUT
 
 import engine
@@ -32,20 +40,7 @@ SIZES = [(320, 568), (360, 640), (390, 844), (412, 915), (640, 360), (844, 390),
 DOCS = DOCS_SCREENSHOTS
 
 
-@pytest.fixture(scope="module")
-def embedded_redis():
-    from store.embedded import EmbeddedRedis
-
-    r = EmbeddedRedis().start()
-    yield r
-    r.stop()
-
-
-@pytest.fixture(scope="module")
-def server(embedded_redis, tmp_path_factory):
-    srv = Server(embedded_redis.url, log_path=tmp_path_factory.mktemp("layout") / "webapp.log").start()
-    yield srv
-    srv.stop()
+embedded_redis, server = module_fixtures("layout", with_browser=False)  # one of each for the module
 
 
 NAMES = ["Alice", "Bohuslav", "Cyril", "Dana", "Evženie", "Filip"]

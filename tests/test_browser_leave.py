@@ -9,7 +9,14 @@ import asyncio
 import os
 
 import pytest
-from browser_support import CHROMIUM, Server, chromium, computer, new_phone_page, person, sign_in
+from browser_support import (
+    CHROMIUM,
+    computer,
+    module_fixtures,
+    new_phone_page,
+    person,
+    sign_in,
+)
 
 import engine
 from store import LobbySettings
@@ -22,26 +29,7 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(scope="module")
-def embedded_redis():
-    from store.embedded import EmbeddedRedis
-
-    r = EmbeddedRedis().start()
-    yield r
-    r.stop()
-
-
-@pytest.fixture(scope="module")
-def server(embedded_redis, tmp_path_factory):
-    srv = Server(embedded_redis.url, log_path=tmp_path_factory.mktemp("leave") / "webapp.log").start()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture(scope="module")
-async def browser():
-    async with chromium() as b:
-        yield b
+embedded_redis, server, browser = module_fixtures("leave")  # one of each for the module
 
 
 async def _near_the_end(kstore, me, other):

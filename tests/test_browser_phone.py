@@ -16,9 +16,8 @@ import re
 import pytest
 from browser_support import (
     CHROMIUM,
-    Server,
-    chromium,
     computer,
+    module_fixtures,
     new_phone_page,
     person,
     sign_in,
@@ -36,26 +35,7 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(scope="module")
-def embedded_redis():
-    from store.embedded import EmbeddedRedis
-
-    r = EmbeddedRedis().start()
-    yield r
-    r.stop()
-
-
-@pytest.fixture(scope="module")
-def server(embedded_redis, tmp_path_factory):
-    srv = Server(embedded_redis.url, log_path=tmp_path_factory.mktemp("phone") / "webapp.log").start()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture(scope="module")
-async def browser():
-    async with chromium() as b:
-        yield b
+embedded_redis, server, browser = module_fixtures("phone")  # one of each for the module
 
 
 async def _table_where(kstore, game, seats, until, *, settings=None, policy=None, tries=60, steps=3000):
