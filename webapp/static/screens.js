@@ -140,55 +140,32 @@ export function renderLobby(root, { user, onNew, onOpen, onReplay, onLeaderboard
       // Finished matches stay (while the server keeps them), each with its replay (issue 25, point 6).
       const done = (list || []).filter((x) => x && x.id && x.over).slice(0, 5);
       if (!live.length && !done.length) return;
+      // A link that opens in place when the page handles it (else it navigates).
+      const link = (cls, query, id, handler, ...children) =>
+        h(
+          "a",
+          {
+            class: cls,
+            href: `?${query}=${encodeURIComponent(id)}`,
+            onclick: (e) => {
+              if (!handler) return;
+              e.preventDefault();
+              handler(id);
+            },
+          },
+          ...children,
+        );
       const finished = done.map((x) =>
         h(
           "div",
           { class: "table-done" },
-          h(
-            "a",
-            {
-              class: "btn wide table-link finished",
-              href: `?table=${encodeURIComponent(x.id)}`,
-              onclick: (e) => {
-                if (!onOpen) return;
-                e.preventDefault();
-                onOpen(x.id);
-              },
-            },
-            ...tableListing(x),
-          ),
-          h(
-            "a",
-            {
-              class: "btn replay-link",
-              href: `?replay=${encodeURIComponent(x.id)}`,
-              onclick: (e) => {
-                if (!onReplay) return;
-                e.preventDefault();
-                onReplay(x.id);
-              },
-            },
-            t("watch_replay"),
-          ),
+          link("btn wide table-link finished", "table", x.id, onOpen, ...tableListing(x)),
+          link("btn replay-link", "replay", x.id, onReplay, t("watch_replay")),
         ),
       );
       myTables.replaceChildren(
         live.length ? h("h2", {}, t("my_tables")) : null,
-        ...live.map((x) =>
-          h(
-            "a",
-            {
-              class: "btn wide table-link",
-              href: `?table=${encodeURIComponent(x.id)}`,
-              onclick: (e) => {
-                if (!onOpen) return;
-                e.preventDefault();
-                onOpen(x.id);
-              },
-            },
-            ...tableListing(x),
-          ),
-        ),
+        ...live.map((x) => link("btn wide table-link", "table", x.id, onOpen, ...tableListing(x))),
         ...(finished.length ? [h("h2", {}, t("finished_tables")), ...finished] : []),
       );
     });
