@@ -150,7 +150,7 @@ def play_game(level: str, person: Person, seed: int, players: int = 3, latency: 
     tally = Tally(games=1)
     person_move: float | None = None  # when the person's move comes (chosen then, from their view)
     intents: dict[tuple[str, int], float] = {}  # the person's callouts: (action, chance) -> when
-    debts: dict[str, tuple[int, bool]] = {}  # seat -> (chance, counted)
+    debts: dict[str, int] = {}  # seat -> the chance (log index) of its open debt
     window: tuple[str, int] | None = None
     run = longest = 0
     if "p" in engine.awaiting(state):
@@ -187,9 +187,8 @@ def play_game(level: str, person: Person, seed: int, players: int = 3, latency: 
                 outcome = None
         if outcome is None:
             if kind == 0:  # nothing to do after all: the worker looks again later (store RETRY_LATER)
-                for part in (doc["turns"].get(seat), ):
-                    if part is not None:
-                        part["due"] = t + RETRY_LATER
+                if seat in doc["turns"]:
+                    doc["turns"][seat]["due"] = t + RETRY_LATER
                 if seat in doc["callouts"]:
                     doc["callouts"][seat] = t + RETRY_LATER
             continue
@@ -235,9 +234,9 @@ def play_game(level: str, person: Person, seed: int, players: int = 3, latency: 
         # debts (R17): new ones counted; the person declares theirs, asks at a computer's
         for sid in state.owes:
             chance = mem.candidates.get(sid, -1)
-            if debts.get(sid, (None,))[0] == chance:
+            if debts.get(sid) == chance:
                 continue
-            debts[sid] = (chance, True)
+            debts[sid] = chance
             if sid == "p":
                 tally.person_debts += 1
                 intents[("one_card", chance)] = t + person.react(rng) + latency
