@@ -37,7 +37,9 @@ async def _import_in_background(name: str) -> Any:
     """``importlib.import_module(name)`` on a daemon thread of its own: the loop goes on, and a
     process stopped while aiogram is still importing (seconds on a loaded machine) exits at
     once instead of joining that import (``asyncio.to_thread``'s pool is joined at exit,
-    which held a drained process past ``DRAIN_SECONDS``)."""
+    which held a drained process past ``DRAIN_SECONDS``). Such a process ends through
+    :func:`webapp.__main__.finish` (``os._exit``): the interpreter's finalization would kill the
+    thread inside native code, which crashed about one exit in ten."""
     loop = asyncio.get_running_loop()
     done: asyncio.Future[Any] = loop.create_future()
 
