@@ -161,7 +161,7 @@ async def measure(steps: tuple[int, ...] = STEPS, extra: int = EXTRA, settle: fl
         redis_url = private.url
     prefix = f"karty-bench-sockmem-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     token = new_bot_token()
-    redis = Redis.from_url(redis_url)
+    redis = Redis.from_url(redis_url, max_connections=100)
     for _ in range(100):
         with contextlib.suppress(Exception):
             await redis.ping()
@@ -211,7 +211,7 @@ async def measure(steps: tuple[int, ...] = STEPS, extra: int = EXTRA, settle: fl
         for target in steps:
             need_tables = (target + 2) // 3
             while len(tables) < need_tables:
-                batch = range(len(tables), min(need_tables, len(tables) + 200))
+                batch = range(len(tables), min(need_tables, len(tables) + 50))
                 tables += await asyncio.gather(*(new_table(k) for k in batch))
             todo = [(tables[i // 3][0], tables[i // 3][1][i % 3]) for i in range(opened, target)]
             await asyncio.gather(*(clients.connect(t, u) for t, u in todo))
