@@ -328,9 +328,7 @@ def _busiest(times: list[float]) -> int:
 
 
 def _waiters(sender: Any) -> int:
-    limiter = sender._global
-    queue = getattr(limiter, "_queue", None)
-    return len(queue) if queue is not None else 0
+    return int(getattr(sender._global, "waiting", 0))
 
 
 async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:

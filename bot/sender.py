@@ -33,7 +33,6 @@ Forbidden/BadRequest is re-raised after handling, for callers with a fallback).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import heapq
 import itertools
 import logging
@@ -63,6 +62,7 @@ Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[Any]]
 Guard = Callable[[], Awaitable[bool]]
 EPSILON = 1e-9  # seconds: rounding, not time (a clock that only moves by the waits asked of it)
+_LEFT = object()  # a waiter that left the heap from behind its head (dropped when it comes up)
 
 
 #: Seconds a request of each kind may be passed at the overall limit by a more urgent one that
@@ -97,7 +97,8 @@ class RateLimiter:
         self._sleep = sleep
         self._done: deque[float] = deque()
         self._inflight = 0
-        self._queue: list[list[Any]] = []  # heap of waiters: [rank, order, future or None]
+        self._queue: list[list[Any]] = []  # heap of waiters: [rank, order, future or None or _LEFT]
+        self._left = 0  # waiters in the heap marked _LEFT
         self._order = itertools.count()
         self._paused_until = 0.0
 
@@ -108,12 +109,12 @@ class RateLimiter:
 
     @property
     def idle(self) -> bool:
-        return not self._inflight and not self._queue
+        return not self._inflight and not self.waiting
 
     @property
     def waiting(self) -> int:
         """Requests waiting for a lease."""
-        return len(self._queue)
+        return len(self._queue) - self._left
 
     def pause(self, seconds: float) -> None:
         self._paused_until = max(self._paused_until, self._clock() + seconds)
@@ -152,13 +153,21 @@ class RateLimiter:
         self._inflight += 1
 
     def _leave(self, me: list[Any]) -> None:
-        """``me`` is no longer waiting: off the heap, and the new head woken."""
-        if self._queue and self._queue[0] is me:
-            heapq.heappop(self._queue)
+        """``me`` is no longer waiting: off the heap, and the new head woken.
+
+        A waiter leaving from behind the head (cancelled: a stopping notifier cancels every
+        waiting lane at once) is only marked and dropped when it reaches the head, so each
+        leave costs O(log n), not a removal and re-heapify of O(n) (O(n²) for a stop: with
+        ~9,000 waiting beyond Telegram's budget, minutes of a busy machine's time)."""
+        queue = self._queue
+        if queue and queue[0] is me:
+            heapq.heappop(queue)
         else:
-            with contextlib.suppress(ValueError):
-                self._queue.remove(me)
-                heapq.heapify(self._queue)
+            me[2] = _LEFT
+            self._left += 1
+        while queue and queue[0][2] is _LEFT:  # the head is always a waiter still waiting
+            heapq.heappop(queue)
+            self._left -= 1
         if self._queue:
             head = self._queue[0][2]
             if head is not None and not head.done():

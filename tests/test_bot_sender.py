@@ -137,6 +137,42 @@ async def test_rate_limiter_window():
     assert now[0] == pytest.approx(16.0)
 
 
+async def test_waiters_leaving_from_the_middle_keep_the_order_and_the_count():
+    """Cancelled waiters behind the head are dropped lazily (a stop cancels thousands at once:
+    each leave O(log n), not O(n)); the rest are served lowest rank first, the count exact."""
+    now = [0.0]
+
+    async def sleep(s: float) -> None:
+        now[0] += s
+        await asyncio.sleep(0)
+
+    limiter = RateLimiter(1, 1.0, clock=lambda: now[0], sleep=sleep)
+    await limiter.acquire()  # held: everyone below waits
+    served: list[int] = []
+
+    async def waiter(rank: int) -> None:
+        await limiter.acquire(rank)
+        served.append(rank)
+        limiter.release()
+
+    tasks = {rank: asyncio.create_task(waiter(rank)) for rank in (5, 1, 4, 2, 3, 6)}
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert limiter.waiting == 6
+    for rank in (4, 2, 6):  # behind the head (1): only marked
+        tasks[rank].cancel()
+    await asyncio.gather(*(tasks[r] for r in (4, 2, 6)), return_exceptions=True)
+    assert limiter.waiting == 3 and not limiter.idle
+    tasks[1].cancel()  # the head itself: popped, the marked behind it dropped as they come up
+    await asyncio.gather(tasks[1], return_exceptions=True)
+    assert limiter.waiting == 2
+    limiter.release()
+    await asyncio.gather(tasks[3], tasks[5])
+    assert served == [3, 5]
+    assert limiter.waiting == 0 and limiter._left == 0 and not limiter._queue
+    assert limiter.idle
+
+
 async def test_default_overall_limit_thirty_per_second(api):
     """45 private chats at once with the production defaults: never more than 30 in any second."""
     bot = api.make_bot()
