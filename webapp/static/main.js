@@ -535,9 +535,17 @@ async function resync() {
 function onSocketState(msg) {
   setConnection("open");
   const before = state.view;
+  const seats = JSON.stringify(state.seats);
   const fresh = acceptVersion(msg);
   if (fresh === null) return;
   if (screen !== "table") return;
+  // The snapshot a socket starts with (at every connect) is most often the version on screen:
+  // only its deadline can be new, and the timers show that; the table is not built again
+  // (issue 25: it was, right after the first drawing, a second long task for nothing).
+  if (!fresh.length && state.view === before && state.version === state.shownVersion && JSON.stringify(state.seats) === seats) {
+    updateTimers();
+    return;
+  }
   draw();
   announce(fresh, before);
 }
@@ -1063,6 +1071,10 @@ window.addEventListener("keydown", (e) => {
 
 window.__karty = { state, language, motion: motion.stats, banner, sound: sound.stats }; // for the browser tests and debugging
 
-boot().catch((e) => {
-  renderMessage(root, String(e?.message || e));
-});
+// In a task of its own, not in the one that evaluated the modules: two shorter tasks, not one
+// long one (issue 25); index.html's loading screen is up meanwhile.
+setTimeout(() =>
+  boot().catch((e) => {
+    renderMessage(root, String(e?.message || e));
+  }),
+);
