@@ -6,8 +6,16 @@ import { periodLabel, t } from "./i18n.js";
 import { h, icon } from "./render.js";
 import { variantSwitches } from "./variants.js";
 
-/** The loading screen: index.html's first paint (the logo, the spinner) and what is loading. */
+/**
+ * The loading screen: the logo, the spinner and what is loading. index.html's first paint is
+ * the same screen (issue 25): while it is still up, only its text changes.
+ */
 export function renderLoading(root, text = t("loading")) {
+  const shown = root.querySelector(":scope > .boot-screen > [role=status]");
+  if (shown) {
+    shown.textContent = text;
+    return;
+  }
   root.replaceChildren(
     h("div", { class: "screen center-screen boot-screen" }, logo(), h("div", { class: "spinner", "aria-hidden": "true" }), h("p", { role: "status" }, text)),
   );
