@@ -9,9 +9,11 @@
 * its **body** as served: in JavaScript every relative module specifier (``from "./x.js"``,
   ``import "./x.js"``, ``import("./x.js")``) gets ``?v=<version of x.js>``; ``index.html``
   gets ``?v=`` on every ``src``/``href`` naming a file of the folder and a generated
-  ``<link rel="modulepreload">`` for every module its module scripts import (the whole
-  static graph, plus ``extra_preloads``), so the browser fetches the graph at once instead
-  of discovering it one import after another;
+  ``<link rel="modulepreload" fetchpriority="low">`` for every module its module scripts
+  import (the whole static graph, plus ``extra_preloads``), so the browser fetches the graph
+  at once instead of discovering it one import after another; at low priority, as index.html's
+  module script is (issue 25): the stylesheet and the page's own first paint (its static
+  shell) do not wait for them. Modules imported only by ``import()`` are not preloaded;
 * its **gzip** (level 9) and, with the ``brotli`` package, **br** (quality 11) bodies, for
   text types only and only where smaller. Nothing is compressed per request.
 
@@ -265,7 +267,10 @@ class Assets:
                 preload.append(rel)
         text = ATTR_RE.sub(versioned, text)
         if preload:
-            links = "".join(f'    <link rel="modulepreload" href="{self.url(rel)}" />\n' for rel in preload)
+            # fetchpriority="low": the stylesheet (render-blocking) and index.html's own first
+            # paint come first; the modules follow at once, as the module script itself does
+            links = "".join(f'    <link rel="modulepreload" href="{self.url(rel)}" fetchpriority="low" />\n'
+                            for rel in preload)
             at = text.find("</head>")
             if at >= 0:
                 line = text.rfind("\n", 0, at) + 1

@@ -101,11 +101,27 @@ export function ensureDefs() {
   defsReady = true;
 }
 
-function suitUse(parent, faces, suit, x, y, size, flip = false) {
-  const u = el("use", { href: `#suit-${faces === "german" ? "g" : "f"}-${suit}`, x: x - size / 2, y: y - size / 2, width: size, height: size }, parent);
-  if (flip) u.setAttribute("transform", `rotate(180 ${x} ${y})`);
-  return u;
+// A card's picture is built once per card and face set, as markup the browser parses in one
+// go (no DOM call per shape), and every card on screen is a clone of it (issue 25: the
+// table's first drawing was one long task, much of it building these pictures node by node).
+// The suit signs are drawn inline, not as <use>s of the symbols: no shadow tree per sign.
+const attrs = (a) => Object.entries(a).map(([k, v]) => ` ${k}="${v}"`).join("");
+const shape = (tag, a) => `<${tag}${attrs(a)}/>`;
+
+function suitMarkup(faces, suit, x, y, size, flip = false) {
+  const def = SUIT_DEFS[`${faces === "german" ? "g" : "f"}-${suit}`];
+  const place = `translate(${x - size / 2} ${y - size / 2}) scale(${size / 100})`;
+  const transform = flip ? `rotate(180 ${x} ${y}) ${place}` : place;
+  return `<g transform="${transform}">${def.parts.map(([tag, a]) => shape(tag, a)).join("")}</g>`;
 }
+
+function parsed(markup) {
+  const tpl = document.createElement("template");
+  tpl.innerHTML = markup;
+  return tpl.content.firstElementChild;
+}
+
+const svgOpen = (cls) => `<svg viewBox="0 0 ${W} ${H}" class="${cls}" aria-hidden="true" focusable="false">`;
 
 // Pip positions (x, y, flipped) on the 100×150 face for number cards.
 const L = 30;
@@ -141,50 +157,75 @@ function indexGlyph(label, y) {
   return `#${id}`;
 }
 
-function corner(parent, label, suit, faces, color, pipAbove = false) {
-  const g = el("g", {}, parent);
+function corner(label, suit, faces, color, pipAbove = false) {
   // A svršek (Ober) carries its suit sign above the index, as on its figure; a spodek below.
   const href = indexGlyph(label, pipAbove ? 42 : 23);
-  el("use", { href, fill: color }, g);
-  const pipY = pipAbove ? 15 : 36;
-  suitUse(g, faces, suit, 13, pipY, 15);
-  const g2 = el("g", { transform: `rotate(180 ${W / 2} ${H / 2})` }, parent);
-  el("use", { href, fill: color }, g2);
-  suitUse(g2, faces, suit, 13, pipY, 15);
+  const one = `<use href="${href}" fill="${color}"/>${suitMarkup(faces, suit, 13, pipAbove ? 15 : 36, 15)}`;
+  return `<g>${one}</g><g transform="rotate(180 ${W / 2} ${H / 2})">${one}</g>`;
 }
 
 // A simple court figure: a crowned king, an Ober (svršek) with a plumed hat and
 // the suit above, an Unter (spodek) with a cap and the suit below.
-function courtFigure(parent, rank, suit, faces, ink) {
+function courtFigure(rank, suit, faces, ink) {
   const colors = { h: "#c8202a", d: "#d49a14", c: "#7a5420", s: "#2f8a3c" };
   const main = faces === "german" ? colors[suit] : ink === "#1b1b1f" ? "#2b4b8c" : "#c8202a";
-  const g = el("g", {}, parent);
-  el("rect", { x: 22, y: 30, width: 56, height: 90, rx: 6, fill: "#f7efd9", stroke: "#d8c9a3", "stroke-width": 1.5 }, g);
-  // body
-  el("path", { d: "M30 118 C30 92 38 80 50 80 C62 80 70 92 70 118Z", fill: main, stroke: "#3a2a12", "stroke-width": 1.5 }, g);
-  el("path", { d: "M44 82 L50 96 L56 82", fill: "none", stroke: "#f3dc9a", "stroke-width": 3 }, g);
-  // head
-  el("circle", { cx: 50, cy: 68, r: 11, fill: "#f6d3b0", stroke: "#3a2a12", "stroke-width": 1.5 }, g);
-  el("circle", { cx: 46, cy: 67, r: 1.3, fill: "#3a2a12" }, g);
-  el("circle", { cx: 54, cy: 67, r: 1.3, fill: "#3a2a12" }, g);
+  const g = [
+    shape("rect", { x: 22, y: 30, width: 56, height: 90, rx: 6, fill: "#f7efd9", stroke: "#d8c9a3", "stroke-width": 1.5 }),
+    // body
+    shape("path", { d: "M30 118 C30 92 38 80 50 80 C62 80 70 92 70 118Z", fill: main, stroke: "#3a2a12", "stroke-width": 1.5 }),
+    shape("path", { d: "M44 82 L50 96 L56 82", fill: "none", stroke: "#f3dc9a", "stroke-width": 3 }),
+    // head
+    shape("circle", { cx: 50, cy: 68, r: 11, fill: "#f6d3b0", stroke: "#3a2a12", "stroke-width": 1.5 }),
+    shape("circle", { cx: 46, cy: 67, r: 1.3, fill: "#3a2a12" }),
+    shape("circle", { cx: 54, cy: 67, r: 1.3, fill: "#3a2a12" }),
+  ];
   if (rank === "K") {
-    el("path", { d: "M39 58 L39 46 L44 52 L50 43 L56 52 L61 46 L61 58Z", fill: "#e8b923", stroke: "#8a5a06", "stroke-width": 1.5, "stroke-linejoin": "round" }, g);
-    el("path", { d: "M42 74 C45 82 55 82 58 74", fill: "#a0774a" }, g);
+    g.push(shape("path", { d: "M39 58 L39 46 L44 52 L50 43 L56 52 L61 46 L61 58Z", fill: "#e8b923", stroke: "#8a5a06", "stroke-width": 1.5, "stroke-linejoin": "round" }));
+    g.push(shape("path", { d: "M42 74 C45 82 55 82 58 74", fill: "#a0774a" }));
   } else if (rank === "Q") {
-    el("path", { d: "M36 60 C38 50 62 50 64 60Z", fill: main, stroke: "#3a2a12", "stroke-width": 1.5 }, g);
-    el("path", { d: "M60 54 C70 44 72 36 66 32", fill: "none", stroke: "#f3dc9a", "stroke-width": 3, "stroke-linecap": "round" }, g);
+    g.push(shape("path", { d: "M36 60 C38 50 62 50 64 60Z", fill: main, stroke: "#3a2a12", "stroke-width": 1.5 }));
+    g.push(shape("path", { d: "M60 54 C70 44 72 36 66 32", fill: "none", stroke: "#f3dc9a", "stroke-width": 3, "stroke-linecap": "round" }));
   } else {
-    el("path", { d: "M39 62 C39 53 61 53 61 62 L66 62 L66 64 L39 64Z", fill: "#3a2a12" }, g);
+    g.push(shape("path", { d: "M39 62 C39 53 61 53 61 62 L66 62 L66 64 L39 64Z", fill: "#3a2a12" }));
   }
   if (faces === "german") {
     // Ober carries the suit up high, Unter low: how Czech players tell them apart.
-    if (rank === "Q") suitUse(g, faces, suit, 50, 40, 18);
-    else if (rank === "J") suitUse(g, faces, suit, 50, 108, 18);
-    else suitUse(g, faces, suit, 66, 102, 14);
+    if (rank === "Q") g.push(suitMarkup(faces, suit, 50, 40, 18));
+    else if (rank === "J") g.push(suitMarkup(faces, suit, 50, 108, 18));
+    else g.push(suitMarkup(faces, suit, 66, 102, 14));
   } else {
-    suitUse(g, faces, suit, 50, 104, 16);
+    g.push(suitMarkup(faces, suit, 50, 104, 16));
   }
+  return `<g>${g.join("")}</g>`;
 }
+
+function cardMarkup(card, faces) {
+  const rank = rankOf(card);
+  const suit = suitOf(card);
+  const ink = faces === "german" ? GERMAN_INK[suit] : INK[suit];
+  const parts = [
+    svgOpen(`card-svg suit-${suit}`),
+    shape("rect", { x: 1.5, y: 1.5, width: W - 3, height: H - 3, rx: 9, fill: "url(#card-face)", stroke: "#b9ad90", "stroke-width": 2 }),
+    corner(indexLabel(card, faces), suit, faces, ink, faces === "german" && rank === "Q"),
+  ];
+  if (PIPS[rank]) {
+    const size = faces === "german" ? 22 : 20;
+    for (const [x, y, flip] of PIPS[rank]) parts.push(suitMarkup(faces, suit, x, y, size, !!flip));
+  } else if (rank === "A") {
+    if (faces === "german") {
+      parts.push(shape("ellipse", { cx: 50, cy: 75, rx: 34, ry: 40, fill: "none", stroke: ink, "stroke-width": 1.5, opacity: 0.5 }));
+      parts.push(suitMarkup(faces, suit, 50, 75, 52));
+    } else {
+      parts.push(suitMarkup(faces, suit, 50, 75, 44));
+    }
+  } else {
+    parts.push(courtFigure(rank, suit, faces, ink));
+  }
+  parts.push("</svg>");
+  return parts.join("");
+}
+
+const pictures = new Map(); // "faces/card" -> {label, picture}: the <svg> every copy is cloned from
 
 /**
  * An <svg> of one card. faces: "german" (Czech pack) or "french".
@@ -192,38 +233,34 @@ function courtFigure(parent, rank, suit, faces, ink) {
  */
 export function cardSvg(card, faces = "french") {
   ensureDefs();
-  const rank = rankOf(card);
-  const suit = suitOf(card);
-  const ink = faces === "german" ? GERMAN_INK[suit] : INK[suit];
-  const svg = el("svg", { viewBox: `0 0 ${W} ${H}`, class: `card-svg suit-${suit}`, "aria-hidden": "true", focusable: "false" });
-  el("rect", { x: 1.5, y: 1.5, width: W - 3, height: H - 3, rx: 9, fill: "url(#card-face)", stroke: "#b9ad90", "stroke-width": 2 }, svg);
-  corner(svg, indexLabel(card, faces), suit, faces, ink, faces === "german" && rank === "Q");
-  if (PIPS[rank]) {
-    const size = faces === "german" ? 22 : 20;
-    for (const [x, y, flip] of PIPS[rank]) suitUse(svg, faces, suit, x, y, size, !!flip);
-  } else if (rank === "A") {
-    if (faces === "german") {
-      el("ellipse", { cx: 50, cy: 75, rx: 34, ry: 40, fill: "none", stroke: ink, "stroke-width": 1.5, opacity: 0.5 }, svg);
-      suitUse(svg, faces, suit, 50, 75, 52);
-    } else {
-      suitUse(svg, faces, suit, 50, 75, 44);
-    }
+  const key = `${faces}/${card}`;
+  // the language names the index ("U", "J", "В"): a picture drawn in another is drawn again
+  const label = indexLabel(card, faces);
+  let found = pictures.get(key);
+  if (!found || found.label !== label) {
+    found = { label, picture: parsed(cardMarkup(card, faces)) };
+    pictures.set(key, found);
   } else {
-    courtFigure(svg, rank, suit, faces, ink);
+    indexGlyph(label, faces === "german" && rankOf(card) === "Q" ? 42 : 23); // the defs may be new
   }
-  return svg;
+  return found.picture.cloneNode(true);
 }
+
+let backPicture = null;
 
 /** The back of a card. */
 export function backSvg() {
   ensureDefs();
-  const svg = el("svg", { viewBox: `0 0 ${W} ${H}`, class: "card-svg back", "aria-hidden": "true", focusable: "false" });
-  el("rect", { x: 1.5, y: 1.5, width: W - 3, height: H - 3, rx: 9, fill: "#fdf8ec", stroke: "#b9ad90", "stroke-width": 2 }, svg);
-  el("rect", { x: 8, y: 8, width: W - 16, height: H - 16, rx: 5, fill: "url(#back-lattice)" }, svg);
-  el("rect", { x: 8, y: 8, width: W - 16, height: H - 16, rx: 5, fill: "none", stroke: "#c9a45c", "stroke-width": 2 }, svg);
-  el("circle", { cx: 50, cy: 75, r: 16, fill: "#8e1b2c", stroke: "#e5c47c", "stroke-width": 2.5 }, svg);
-  el("path", { d: "M50 63 L60 75 L50 87 L40 75Z", fill: "#e5c47c" }, svg);
-  return svg;
+  backPicture ||= parsed(
+    svgOpen("card-svg back") +
+      shape("rect", { x: 1.5, y: 1.5, width: W - 3, height: H - 3, rx: 9, fill: "#fdf8ec", stroke: "#b9ad90", "stroke-width": 2 }) +
+      shape("rect", { x: 8, y: 8, width: W - 16, height: H - 16, rx: 5, fill: "url(#back-lattice)" }) +
+      shape("rect", { x: 8, y: 8, width: W - 16, height: H - 16, rx: 5, fill: "none", stroke: "#c9a45c", "stroke-width": 2 }) +
+      shape("circle", { cx: 50, cy: 75, r: 16, fill: "#8e1b2c", stroke: "#e5c47c", "stroke-width": 2.5 }) +
+      shape("path", { d: "M50 63 L60 75 L50 87 L40 75Z", fill: "#e5c47c" }) +
+      "</svg>",
+  );
+  return backPicture.cloneNode(true);
 }
 
 /** A standalone suit symbol (for the suit in play, the suit chooser, trump). */

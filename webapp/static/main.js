@@ -22,15 +22,22 @@ import {
   toast,
   updateTimers,
 } from "./render.js";
-import { renderRules, rulesGame } from "./rules.js";
 import { renderLeaderboard, renderLoading, renderLobby, renderMessage, renderSignin } from "./screens.js";
 import { acceptVersion, iLeft, isComputer, legalOf, myTurn, nameOf, resetTable, saveFaces, state } from "./state.js";
 import { detectTelegram, localTelegram } from "./tg.js";
 import * as pv from "./variants.js";
-import { rematchBox } from "./rematch.js";
-import { renderReplay } from "./replay.js";
 import * as motion from "./motion.js";
 import * as sound from "./sound.js";
+
+// What the first screen does not need comes when it is first asked for (issue 25: fewer files
+// before the first paint): the rules, a replay, the rematch box (and, in screens.js, the chart).
+const later = (load) => {
+  let promise = null;
+  return () => (promise ||= load().catch((e) => ((promise = null), Promise.reject(e))));
+};
+const rulesModule = later(() => import("./rules.js"));
+const replayModule = later(() => import("./replay.js"));
+const rematchModule = later(() => import("./rematch.js"));
 
 const INIT_KEY = "karty.init_data";
 const CHAT_KEY = "karty.chat";
@@ -150,11 +157,32 @@ function reopenInTelegram(table) {
   tg.call("close");
 }
 
+// A table the page was opened at is asked for together with /api/me, not after it (one round
+// trip less before the table is drawn); openTable takes the answer (once).
+let prefetched = null; // {id, answer}
+
+function prefetchTable() {
+  const params = new URLSearchParams(location.search);
+  const id = params.get("table") || params.get("startapp") || tg.startParam || "";
+  prefetched = null;
+  if (!id || params.get("replay") || params.get("page") || id.startsWith("replay_") || rulesGame(params, params.get("table") ? null : id)) return;
+  const answer = api.table(id);
+  answer.catch(() => {}); // openTable sees the error, if it is still wanted
+  prefetched = { id, answer };
+}
+
+function tableAnswer(id) {
+  const found = prefetched;
+  prefetched = null;
+  return found && found.id === id ? found.answer : api.table(id);
+}
+
 async function signedIn() {
   onSignedOut(signedOut);
   api = new Api(tg.initData);
   if (!config) api.config().then((c) => (config = c)).catch(() => {});
   setLanguage(tg.languageCode || navigator.language);
+  prefetchTable();
   try {
     const me = await api.me();
     state.user = me?.user || null;
@@ -200,6 +228,13 @@ function route() {
   return showHome();
 }
 
+/** The rules page asked for: ?page=rules[&game=penki] or startapp=rules / rules-prsi / rules-penki. */
+function rulesGame(params, startParam) {
+  if (params.get("page") === "rules") return params.get("game") === "penki" ? "penki" : "prsi";
+  const m = /^rules(?:-(prsi|penki))?$/.exec(startParam || "");
+  return m ? m[1] || "prsi" : null;
+}
+
 const FELT = "#17683f";
 const FELT_DARK = "#0c4a2b";
 
@@ -212,7 +247,7 @@ async function showReplay(id) {
   tg.setBack(back);
   renderLoading(root);
   try {
-    const data = await api.replay(id);
+    const [data, { renderReplay }] = await Promise.all([api.replay(id), replayModule()]);
     if (screen !== "replay") return;
     renderReplay(root, data, { onBack: back });
   } catch (e) {
@@ -313,6 +348,8 @@ function showLeaderboard() {
   renderLeaderboard(root, { api, chatId, game: state.table?.game || state.view?.game, onBack: back, local: Boolean(tg.local) });
 }
 
+let rulesShown = 0;
+
 /** The rules screen of ``game``; back returns to the table (or the lobby) it came from. */
 function showRules(game) {
   const from = screen;
@@ -330,8 +367,15 @@ function showRules(game) {
   tg.setBack(back);
   // At a table: its rules, as its variants change them (issue 25, point 4).
   const variants = from === "table" && state.view?.game === "prsi" ? state.view.variants || [] : [];
-  renderRules(root, { game, faces: state.faces, variants, onBack: back });
-  window.scrollTo(0, 0);
+  const shown = ++rulesShown; // this call's: a later showRules (or none) wins
+  rulesModule().then(
+    ({ renderRules }) => {
+      if (screen !== "rules" || shown !== rulesShown) return; // gone elsewhere meanwhile
+      renderRules(root, { game, faces: state.faces, variants, onBack: back });
+      window.scrollTo(0, 0);
+    },
+    () => renderMessage(root, t("net_error"), [{ label: t("back"), onClick: back }]),
+  );
 }
 
 // First-time hints: one short card per game (and Penki phase), until dismissed.
@@ -429,8 +473,10 @@ async function openTable(id) {
   tg.setBack(tg.local ? goHome : null);
   let data;
   try {
-    data = await api.table(id);
+    data = await tableAnswer(id);
+    if (screen !== "table" || state.tableId !== id) return; // left meanwhile
   } catch (e) {
+    if (screen !== "table" || state.tableId !== id) return;
     if (isAuthError(e.status, e.code) && !tg.local) return; // signedOut's screen says what to do
     if (e.status === 404) renderMessage(root, t("table_missing"), [{ label: t("back"), onClick: goHome }]);
     else renderMessage(root, t("net_error"), [{ label: t("next"), onClick: () => openTable(id) }]);
@@ -489,9 +535,17 @@ async function resync() {
 function onSocketState(msg) {
   setConnection("open");
   const before = state.view;
+  const seats = JSON.stringify(state.seats);
   const fresh = acceptVersion(msg);
   if (fresh === null) return;
   if (screen !== "table") return;
+  // The snapshot a socket starts with (at every connect) is most often the version on screen:
+  // only its deadline can be new, and the timers show that; the table is not built again
+  // (issue 25: it was, right after the first drawing, a second long task for nothing).
+  if (!fresh.length && state.view === before && state.version === state.shownVersion && JSON.stringify(state.seats) === seats) {
+    updateTimers();
+    return;
+  }
   draw();
   announce(fresh, before);
 }
@@ -609,10 +663,25 @@ function ratedNote() {
   return h("p", { class: `rated-note${table.rated ? " rated" : ""}` }, text);
 }
 
+let rematchBox = null; // rematch.js's, once loaded (at the first final dialog)
+
 function showFinal() {
+  if (!state.view) return;
+  if (rematchBox) return finalDialog(rematchBox);
+  const table = state.tableId;
+  const still = () => screen === "table" && state.tableId === table && state.view?.over;
+  rematchModule().then(
+    (m) => {
+      rematchBox = m.rematchBox;
+      if (still()) finalDialog(rematchBox);
+    },
+    () => still() && finalDialog(() => null), // offline: the dialog without the rematch box this time
+  );
+}
+
+function finalDialog(makeRematchBox) {
   const v = state.view;
-  if (!v) return;
-  const again = rematchBox({ api, tableId: state.tableId, seated: Boolean(state.seat), onTable: (id) => (closeDialog(), goTable(id)) });
+  const again = makeRematchBox({ api, tableId: state.tableId, seated: Boolean(state.seat), onTable: (id) => (closeDialog(), goTable(id)) });
   const replay = h("button", { type: "button", class: "btn wide watch-replay", onclick: () => (closeDialog(), goReplay(state.tableId)) }, t("watch_replay"));
   const body = h("div", {}, v.game === "prsi" ? prsiScoreTable() : penkiResult(), ratedNote(), again, replay);
   openDialog("final", v.game === "prsi" ? t("match_over") : t("game_over"), body, [
@@ -1002,6 +1071,10 @@ window.addEventListener("keydown", (e) => {
 
 window.__karty = { state, language, motion: motion.stats, banner, sound: sound.stats }; // for the browser tests and debugging
 
-boot().catch((e) => {
-  renderMessage(root, String(e?.message || e));
-});
+// In a task of its own, not in the one that evaluated the modules: two shorter tasks, not one
+// long one (issue 25); index.html's loading screen is up meanwhile.
+setTimeout(() =>
+  boot().catch((e) => {
+    renderMessage(root, String(e?.message || e));
+  }),
+);

@@ -39,6 +39,7 @@ const ms = (t) => t * (Number(stats.scale) > 0 ? Number(stats.scale) : 1);
 
 let layer = null;
 let playing = -1; // the version whose events are in flight
+let pending = 0; // the animation frame at which the flights of ``playing`` start
 const running = new Set(); // {anim, ghost, target, find}
 
 export function reducedMotion() {
@@ -62,6 +63,8 @@ export function inFlight() {
 
 /** Cancel every flight still running: its ghost goes and the card under it shows. */
 export function interrupt() {
+  cancelAnimationFrame(pending);
+  pending = 0;
   for (const f of [...running]) {
     stats.interrupted += 1;
     end_(f, true); // at once: the cancel event comes later
@@ -110,7 +113,20 @@ export function play(root, events, before, { view, seat, faces }) {
   stats.log.push({ version: view.version, events });
   if (stats.log.length > LOG_KEPT) stats.log.splice(0, stats.log.length - LOG_KEPT);
   playing = view.version;
+  cancelAnimationFrame(pending);
+  pending = 0;
   if (!before || !events.length || reducedMotion() || typeof Element.prototype.animate !== "function") return;
+  // The flights start at the next frame, before it is drawn (issue 25): reading where the new
+  // cards are here would lay the whole new table out inside the task that built it (one long
+  // task); at the frame the browser lays it out anyway, once. interrupt() cancels a pending start.
+  pending = requestAnimationFrame(() => {
+    pending = 0;
+    if (playing === view.version && root.isConnected) start(root, events, before, { view, seat, faces });
+  });
+}
+
+/** :func:`play`'s flights, at the frame after the version was drawn. */
+function start(root, events, before, { view, seat, faces }) {
   const q = (sel) => root.querySelector(sel);
   const esc = (s) => (window.CSS?.escape ? CSS.escape(String(s)) : String(s));
   const mine = (s) => seat !== null && seat !== undefined && s === seat;

@@ -5,10 +5,20 @@ import { suitSvg } from "./cards.js";
 import { periodLabel, t } from "./i18n.js";
 import { h, icon } from "./render.js";
 import { variantSwitches } from "./variants.js";
-import { ratingChart } from "./chart.js";
 
+/**
+ * The loading screen: the logo, the spinner and what is loading. index.html's first paint is
+ * the same screen (issue 25): while it is still up, only its text changes.
+ */
 export function renderLoading(root, text = t("loading")) {
-  root.replaceChildren(h("div", { class: "screen center-screen" }, h("div", { class: "spinner", "aria-hidden": "true" }), h("p", { role: "status" }, text)));
+  const shown = root.querySelector(":scope > .boot-screen > [role=status]");
+  if (shown) {
+    shown.textContent = text;
+    return;
+  }
+  root.replaceChildren(
+    h("div", { class: "screen center-screen boot-screen" }, logo(), h("div", { class: "spinner", "aria-hidden": "true" }), h("p", { role: "status" }, text)),
+  );
 }
 
 export function renderMessage(root, text, actions = []) {
@@ -274,7 +284,8 @@ export function renderLeaderboard(root, { api, chatId, game: initialGame, onBack
       body.replaceChildren(h("p", { class: "muted center-text" }, t("net_error")));
     }
     try {
-      const r = await api.rating(sel.game);
+      // chart.js (issue 15's chart) is loaded with the first rating shown, not with the page
+      const [r, charts] = await Promise.all([api.rating(sel.game), import("./chart.js").catch(() => null)]);
       if (mine !== loads) return;
       const row = (label, x) =>
         h(
@@ -288,7 +299,7 @@ export function renderLeaderboard(root, { api, chatId, game: initialGame, onBack
           ),
         );
       rating.replaceChildren(h("h2", {}, t("my_rating")), row(t("week"), r?.week), row(t("month"), r?.month));
-      const chart = ratingChart(r?.history); // issue 15: balances per match, weekly and monthly scores
+      const chart = charts?.ratingChart(r?.history); // issue 15: balances per match, weekly and monthly scores
       if (chart) rating.appendChild(chart);
       if (r?.last?.length) {
         rating.appendChild(h("h3", {}, t("last_results")));
