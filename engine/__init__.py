@@ -71,24 +71,15 @@ def _mod(state: Any) -> ModuleType:
 
 # The hot calls (apply, legal_actions, awaiting, view) look their game's function up in
 # one dict each: a subscript and a call, no helper frame in between.
+_APPLY: dict[str, Any] = {}
+_LEGAL: dict[str, Any] = {}
+_AWAITING: dict[str, Any] = {}
+_VIEW: dict[str, Any] = {}
 
 
-class _Bound(dict):
-    """``{game: the rules module's function named name}``, each bound at its first use."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__()
-        self.name = name
-
-    def __missing__(self, game: str) -> Any:
-        fn = self[game] = getattr(rules(game), self.name)
-        return fn
-
-
-_APPLY = _Bound("apply")
-_LEGAL = _Bound("legal_actions")
-_AWAITING = _Bound("awaiting")
-_VIEW = _Bound("view")
+def _bind(table: dict[str, Any], name: str, state: Any) -> Any:
+    fn = table[state.game] = getattr(_mod(state), name)
+    return fn
 
 
 def new_game(
@@ -124,17 +115,29 @@ def apply(state: Any, seat: str, action: Mapping[str, Any]) -> Any:
 
     Raises :class:`Rejected` (reason codes of FORMAT.md) and leaves ``state`` as it was.
     """
-    return _APPLY[state.game](state, seat, action)
+    try:
+        fn = _APPLY[state.game]
+    except KeyError:
+        fn = _bind(_APPLY, "apply", state)
+    return fn(state, seat, action)
 
 
 def legal_actions(state: Any, seat: str) -> list[dict[str, Any]]:
     """Turn actions ``seat`` may take now, as action dicts (callouts not listed)."""
-    return _LEGAL[state.game](state, seat)
+    try:
+        fn = _LEGAL[state.game]
+    except KeyError:
+        fn = _bind(_LEGAL, "legal_actions", state)
+    return fn(state, seat)
 
 
 def view(state: Any, seat: str | None) -> dict[str, Any]:
     """What ``seat`` may see (``None``: a spectator). Never the stock order or stumps (S3)."""
-    return _VIEW[state.game](state, seat)
+    try:
+        fn = _VIEW[state.game]
+    except KeyError:
+        fn = _bind(_VIEW, "view", state)
+    return fn(state, seat)
 
 
 def views(state: Any, seats: Iterable[str | None]) -> dict[str | None, dict[str, Any]]:
@@ -167,7 +170,11 @@ def computer_action(state: Any, seat: str) -> dict[str, Any] | None:
 
 def awaiting(state: Any) -> list[str]:
     """Seats whose action the game waits for now (the player to move, penalty givers)."""
-    return _AWAITING[state.game](state)
+    try:
+        fn = _AWAITING[state.game]
+    except KeyError:
+        fn = _bind(_AWAITING, "awaiting", state)
+    return fn(state)
 
 
 def dump(state: Any) -> dict[str, Any]:
