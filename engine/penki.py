@@ -36,7 +36,6 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from functools import lru_cache
 from typing import Any, ClassVar
 
 from engine import Outcome, _outcome
@@ -106,6 +105,8 @@ def beats(card: str, top: str) -> bool:
 
 
 _BEATEN_BY = {top: frozenset(c for c in PENKI_PACK if beats(c, top)) for top in PENKI_PACK}
+_BEATS = {top: beaten.__contains__ for top, beaten in _BEATEN_BY.items()}  # _BEATS[top](card): beats(card, top)
+_NOT_KS = KS.__ne__
 # Read-only legal actions, the same objects every call (engine.actions).
 _PLAY = {c: Action(a="play", card=c) for c in PENKI_PACK}
 _GIVE = {c: Action(a="give", card=c) for c in PENKI_PACK}
@@ -265,18 +266,25 @@ def new_game(
 # ---------------------------------------------------------------- helpers
 
 
-@lru_cache(maxsize=4096)
-def _clockwise_from(players: tuple[str, ...], seat: str) -> tuple[str, ...]:
-    """Every other seat, clockwise from ``seat``'s left (cached: tables keep their players)."""
-    i = players.index(seat)
-    return players[i + 1:] + players[:i]
+class _Clockwise(dict):
+    """``{players: {seat: every other seat, clockwise from seat's left}}``, each table's map
+    made at its first use and then shared (tables keep their players): one look-up per use."""
+
+    def __missing__(self, players: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+        if len(self) > 4096:  # players of long-gone tables: start afresh
+            self.clear()
+        made = self[players] = {p: players[i + 1:] + players[:i] for i, p in enumerate(players)}
+        return made
+
+
+_CLOCKWISE = _Clockwise()
 
 
 def _first_fit(s: PenkiState, seat: str, card: str) -> str | None:
     """R4 ruling: the first opponent clockwise from ``seat``'s left whose pile ``card`` fits."""
     piles = s.piles
     need = _RANK[card]
-    for o in _clockwise_from(s.players, seat):
+    for o in _CLOCKWISE[s.players][seat]:
         p = piles[o]
         if p and _UP[p[-1]] == need:
             return o
@@ -287,18 +295,13 @@ def _in_game(s: PenkiState, seat: str) -> bool:
     return seat not in s.places
 
 
-@lru_cache(maxsize=4096)
-def _next_seats(players: tuple[str, ...]) -> dict[str, str]:
-    """``{seat: the next seat clockwise}`` (cached: tables keep their players)."""
-    return {p: players[(i + 1) % len(players)] for i, p in enumerate(players)}
-
-
 def _next_in_game(s: PenkiState, seat: str) -> str:
     """The next seat clockwise after ``seat`` that is still in the game."""
+    after = _CLOCKWISE[s.players][seat]
     places = s.places
     if not places:  # nobody out yet: simply the next seat
-        return _next_seats(s.players)[seat]
-    for o in _clockwise_from(s.players, seat):
+        return after[0]
+    for o in after:
         if o not in places:
             return o
     return seat
@@ -432,7 +435,7 @@ def _zevok(s: PenkiState, seat: str, _arg: Any, ev: list[dict[str, Any]]) -> Non
     if x == seat:
         raise _reject("illegal", "the blunderer cannot call")
     piles = dict(s.piles)
-    moves = [(o, piles[o][-1]) for o in _clockwise_from(s.players, x) if piles[o]]
+    moves = [(o, piles[o][-1]) for o in _CLOCKWISE[s.players][x] if piles[o]]
     moves.sort(key=lambda m: m[1] == KS)  # stable: clockwise order, Ks last
     ev.append({"a": "zevok", "seat": seat, "against": x})
     got = piles[x]
@@ -623,7 +626,7 @@ def _how_many(s: PenkiState, seat: str, _arg: Any, ev: list[dict[str, Any]]) -> 
     """R18: catch every debtor but the asker, nearest clockwise first; queue their penalties."""
     if s.phase != 2:
         raise _reject("illegal", "«СКОЛЬКО КАРТ?» belongs to phase 2")
-    caught = [p for p in _clockwise_from(s.players, seat) if p in s.owes]
+    caught = [p for p in _CLOCKWISE[s.players][seat] if p in s.owes]
     if not caught:
         raise _reject("illegal", "nobody owes a declaration")
     s.owes = tuple(p for p in s.owes if p not in caught)
@@ -681,6 +684,159 @@ _SPECS = {kind: (handler, _CARD if kind in _NEEDS_CARD else _TO if kind in _NEED
           for kind, handler in _HANDLERS.items()}
 
 
+# ---------------------------------------------------------------- apply's common cases
+#
+# Most actions of a game are a phase-2 play, a take, a draw, or a place while the stock
+# lasts. Each of these has a path of its own: it checks, in one pass, everything that
+# makes the action accepted and ordinary, builds the new state from a copy that leaves
+# out the fields it sets, and returns ``(new state without version and last, events)``.
+# Any other case (a refusal, a round end with stumps or players out, R8, ...) returns
+# ``None`` and goes the general way (:func:`_apply_checked`), which decides refusals and
+# their order. Each path does exactly what the general one does for its case.
+
+_KS_ONLY = (KS,)
+_clone_for_turn = _make_clone("version", "last", "hands", "table", "turn", "owes", "last_beater")
+_clone_for_draw = _make_clone("version", "last", "drawn", "stock")
+_clone_for_place = _make_clone("version", "last", "drawn", "piles")
+
+
+def _quiet_round_end(players: tuple[str, ...], places: dict[str, int], hands: dict[str, tuple[str, ...]]) -> bool:
+    """Whether the round-end steps (R14) would only pick the next leader: every hand in
+    the game holds a card that is not only ``Ks`` (no stumps come in, nobody goes out),
+    and at least two players are in the game (it goes on)."""
+    if len(players) - len(places) < 2:
+        return False
+    for p in players:
+        if p not in places:
+            h = hands[p]
+            if not h or h == _KS_ONLY:
+                return False
+    return True
+
+
+def _common_play(state: PenkiState, seat: str, action: dict[str, Any]) -> tuple[PenkiState, list[dict[str, Any]]] | None:
+    """:func:`_play` (R10, R12, R15, R17), also a beat that makes a Бита (R13) when the
+    round-end steps have nothing to do but name the last beater the leader."""
+    if state.phase != 2 or seat != state.turn or state.penalty_to is not None or state.over:
+        return None
+    card = action.get("card")
+    hand = state.hands[seat]
+    if not isinstance(card, str) or card not in hand:
+        return None
+    table = state.table
+    if table:
+        if card not in _BEATEN_BY[table[-1]]:
+            return None
+    elif card == KS and (len(hand) > 1 or state.stumps[seat]):
+        return None
+    j = hand.index(card)
+    hand = hand[:j] + hand[j + 1:]
+    hands = dict(state.hands)
+    hands[seat] = hand
+    places = state.places
+    event = {"a": "play", "seat": seat, "card": card}
+    if len(table) + 1 < len(state.players) - len(places):
+        s = _clone_for_turn(state)
+        s.table = (*table, card)
+        s.last_beater = seat if table else state.last_beater
+        # the next seat in the game (_next_in_game): simply the next one while nobody is out
+        s.turn = _CLOCKWISE[state.players][seat][0] if not places else _next_in_game(state, seat)
+        events = [event]
+    else:  # R13 Бита: the last beater leads, unless R14 has more to do (the general way)
+        if not table or not _quiet_round_end(state.players, places, hands):
+            return None
+        s = _clone_for_turn(state)
+        s.discarded = state.discarded + len(table) + 1
+        s.table = ()
+        s.last_beater = s.turn = seat
+        events = [event, {"a": "bita", "leader": seat}]
+    s.hands = hands
+    s.owes = (seat,) if len(hand) == 1 and seat not in places else ()  # R18 window closed; R17
+    if state.declared:  # R17: a declaration lapses with the hand's one card
+        s.declared = tuple(p for p in state.declared if len(hands[p]) == 1)
+    return s, events
+
+
+def _common_take(state: PenkiState, seat: str, action: dict[str, Any]) -> tuple[PenkiState, list[dict[str, Any]]] | None:
+    """:func:`_take` (R12, R17): a card stays on the table, or the take ends the round
+    (R13 ruling) and the round-end steps have nothing to do but pick the next leader."""
+    if state.phase != 2 or seat != state.turn or state.penalty_to is not None or state.over:
+        return None
+    table = state.table
+    if not table:  # illegal: the general way
+        return None
+    card = table[0]
+    hands = dict(state.hands)
+    hand = hands[seat] = (*hands[seat], card)
+    places = state.places
+    if len(table) == 1 and not _quiet_round_end(state.players, places, hands):
+        return None
+    s = _clone_for_turn(state)
+    s.table = table[1:]
+    s.hands = hands
+    # the next seat in the game (_next_in_game; also R14's next leader after the taker)
+    s.turn = _CLOCKWISE[state.players][seat][0] if not places else _next_in_game(state, seat)
+    s.last_beater = state.last_beater
+    s.owes = (seat,) if len(hand) == 1 and seat not in places else ()  # R18 window closed; R17
+    if state.declared:  # R17: a declaration lapses with the hand's one card
+        s.declared = tuple(p for p in state.declared if len(hands[p]) == 1)
+    return s, [{"a": "take", "seat": seat, "card": card}]
+
+
+def _common_draw(state: PenkiState, seat: str, action: dict[str, Any]) -> tuple[PenkiState, list[dict[str, Any]]] | None:
+    """:func:`_draw` (R4 step 2)."""
+    stock = state.stock
+    if state.phase != 1 or seat != state.turn or state.drawn is not None or not stock \
+            or state.penalty_to is not None or state.over:
+        return None
+    s = _clone_for_draw(state)
+    s.drawn = card = stock[0]
+    s.stock = stock[1:]
+    if state.zevok is not None and state.zevok != seat:  # R6: the window closes
+        s.zevok = None
+    return s, [{"a": "draw", "seat": seat, "card": card}]
+
+
+def _common_place(state: PenkiState, seat: str, action: dict[str, Any]) -> tuple[PenkiState, list[dict[str, Any]]] | None:
+    """:func:`_place` (R4 step 3, R5, R6) while the stock still has a card (R8 not near)."""
+    card = state.drawn
+    if state.phase != 1 or seat != state.turn or card is None or not state.stock \
+            or state.penalty_to is not None or state.over:
+        return None
+    to = action.get("to")
+    if not isinstance(to, str):
+        return None
+    zevok = state.zevok
+    if to == seat:
+        own = state.piles[seat]
+        blunder = _first_fit(state, seat, card) is not None or (
+            bool(own) and _first_fit(state, seat, own[-1]) is not None)  # R5
+        s = _clone_for_place(state)
+        piles = dict(state.piles)
+        piles[seat] = (*own, card)
+        if blunder:
+            s.zevok = seat  # R6: a window of its own, or the same one
+        elif zevok is not None and zevok != seat:  # R6: the window closes
+            s.zevok = None
+        if not _fits(card, own):  # R4: the turn ends
+            s.turn = _CLOCKWISE[state.players][seat][0]  # phase 1: nobody is out
+        to = seat
+    else:
+        if to != _first_fit(state, seat, card):  # not the first fitting opponent: refused
+            return None
+        s = _clone_for_place(state)
+        piles = dict(state.piles)
+        piles[to] = (*piles[to], card)
+        if zevok is not None and zevok != seat:  # R6: the window closes
+            s.zevok = None
+    s.piles = piles
+    s.drawn = None
+    return s, [{"a": "place", "seat": seat, "card": card, "to": to}]
+
+
+_COMMON = {"play": _common_play, "take": _common_take, "draw": _common_draw, "place": _common_place}
+
+
 # ---------------------------------------------------------------- the API
 
 
@@ -697,6 +853,28 @@ def apply(state: PenkiState, seat: str, action: Mapping[str, Any]) -> Outcome:
     ``state`` is never changed. The event dicts are also kept in the new state's
     ``last``: read them, do not change them.
     """
+    if isinstance(action, dict):
+        try:
+            common = _COMMON.get(action.get("a"))
+        except TypeError:  # an unhashable "a": refused the general way
+            common = None
+        if common is not None:
+            done = common(state, seat, action)
+            if done is not None:
+                s, events = done
+                s.version = state.version + 1
+                last = state.last
+                if len(events) == 1:
+                    s.last = (last[1 - LAST_EVENTS:] if len(last) >= LAST_EVENTS else last) + (events[0],)
+                else:
+                    last = (*last, *events)
+                    s.last = last[-LAST_EVENTS:] if len(last) > LAST_EVENTS else last
+                return _outcome(Outcome, (s, events))
+    return _apply_checked(state, seat, action)
+
+
+def _apply_checked(state: PenkiState, seat: str, action: Mapping[str, Any]) -> Outcome:
+    """:func:`apply`, every case: the checks in FORMAT.md's order, then the action's handler."""
     # bad_action: unknown action, missing or malformed field, other game's action.
     if not isinstance(action, dict) and not isinstance(action, Mapping):  # the ABC check is slow
         raise _reject("bad_action", "an action is a dict")
@@ -781,11 +959,9 @@ def legal_actions(state: PenkiState, seat: str) -> list[dict[str, Any]]:
     table = s.table
     if not table:
         if KS in hand and (len(hand) > 1 or s.stumps[seat]):  # R15: Ks leads only alone
-            return list(map(_play_of, sorted(filter(KS.__ne__, hand), key=_order)))
+            return list(map(_play_of, sorted(filter(_NOT_KS, hand), key=_order)))
         return list(map(_play_of, sorted(hand, key=_order)))
-    out = list(map(_play_of, sorted(filter(_BEATEN_BY[table[-1]].__contains__, hand), key=_order)))
-    out.append(_TAKE)
-    return out
+    return [*map(_play_of, sorted(filter(_BEATS[table[-1]], hand), key=_order)), _TAKE]
 
 
 def awaiting(state: PenkiState) -> list[str]:
