@@ -23,7 +23,10 @@ tuned with ``dataclasses.replace``):
 * **expert** searches: determinized Monte Carlo over ``engine`` itself. Each
   iteration deals the hidden cards afresh in a way consistent with the view and the
   public log (Prší: the stock's order after a turnover is known from the discard
-  pile, P9, and so are the cards drawn from it; Penki: every phase-1 card was seen
+  pile, P9, and so are the cards drawn from it; what each opponent chose to play,
+  draw or stand since the deal tells what it could not have held if it plays the
+  regular heuristic, so the deals that explain those choices are preferred
+  (:func:`_mismatches`, :meth:`_PrsiWorld._candidate`); Penki: every phase-1 card was seen
   face up, so phase-2 hands are known but for stumps and penalty cards), picks a
   root action by UCB1 and plays the round (Prší: balances are sums over rounds,
   P14) or the game (Penki, R19) out with the regular heuristic for every seat.
@@ -34,7 +37,9 @@ tuned with ``dataclasses.replace``):
   no clock is read, so a decision is seeded and reproducible whatever the load). Prší
   rounds under the house rules are played out on plain lists by :func:`_fs_round`
   (the same rules and the same regular heuristic as ``engine``, about six times as
-  many playouts per CPU millisecond); table variants go through ``engine``.
+  many playouts per CPU millisecond); table variants go through ``engine``. The Prší
+  search stops playing out an option that is clearly behind the leader
+  (:data:`PRSI_PRUNE`), so the budget goes to the options still in the running.
 
 Randomness: ``seed`` (an int) is the seat's own, constant for a game; every draw
 comes from ``random.Random`` keyed by it and by the view's version or by the public
@@ -52,6 +57,7 @@ from typing import Any
 
 import engine
 from engine.cards import PENKI_PACK, PRSI_PACK, RANK_INDEX, SUITS
+from engine.prsi import HAND_SIZE
 
 __all__ = ["DEFAULT_LEVEL", "LEVELS", "LEVEL_NAMES", "Decision", "Level", "Memory", "decide", "searches"]
 
@@ -198,6 +204,9 @@ class Memory:
         self.free: dict[str, int] = dict.fromkeys(p, 0)  # … but for this many cards it got since
         self.suit: str | None = None
         self.pend7 = self.pendA = False
+        self.counts: dict[str, int] = dict.fromkeys(p, HAND_SIZE)  # cards in each hand (house rules' deal)
+        self.counted = True  # counts read from a deal on (a memory stored before they were kept: from the next deal)
+        self.since: dict[str, list[tuple]] = {x: [] for x in p}  # each seat's choices since its last draw
         self._prev: tuple[Any, Any] = (None, None)
         self._chain: Any = None
         # Penki
@@ -236,6 +245,8 @@ class Memory:
         out["caught"] = dict(self.caught)
         out["takes"] = self.takes
         out["prev"], out["chain"], out["first"] = list(self._prev), self._chain, self._first
+        out["counts"], out["counted"] = dict(self.counts), self.counted
+        out["since"] = {p: [list(x) for x in v] for p, v in self.since.items()}
         return out
 
     @classmethod
@@ -250,6 +261,11 @@ class Memory:
         m.caught = dict(data.get("caught") or {})  # a memory stored before issue 24: nobody alert
         m.takes = int(data.get("takes") or 0)
         m._prev, m._chain, m._first = tuple(data["prev"]), data["chain"], data["first"]
+        if "counts" in data:  # a memory stored before issue 24 item 6 knows no counts: it infers nothing from choices
+            m.counts, m.counted = dict(data["counts"]), bool(data["counted"])
+            m.since = {p: [tuple(x) for x in v] for p, v in data["since"].items()}
+        else:
+            m.counted = False
         return m
 
     def update(self, log: Sequence[Mapping[str, Any]]) -> Memory:
@@ -275,8 +291,18 @@ class Memory:
             self.free = dict.fromkeys(self.players, 0)
             self.suit = None  # the opening card is not in the log: nothing is inferred before the first play
             self.pend7 = self.pendA = False
+            self.counts = dict.fromkeys(self.players, HAND_SIZE)
+            self.since = {x: [] for x in self.players}
+            self.counted = True
         elif a == "play":
             cards = e.get("cards") or ([e["card"]] if "card" in e else [])
+            shown = frozenset()
+            if len(cards) == 1 and seat in self.lacks and self.suit is not None and not (self.pend7 or self.pendA):
+                shown = _passed_over(cards[0], self.suit, self.discard[-1])
+            if seat in self.since:
+                if len(cards) == 1 and self.suit is not None and self.discard[-1] is not None:
+                    self._choice(seat, "play", cards[0], e.get("suit") if cards[0][0] == "Q" else None)
+                self.counts[seat] -= len(cards)
             for c in cards:
                 known = self.known.get(seat)
                 if known is not None and c in known:
@@ -284,6 +310,9 @@ class Memory:
                 elif c in self.lacks.get(seat, ()):
                     self.free[seat] = max(0, self.free[seat] - 1)  # it can only have come from the new cards
                 self.discard.append(c)
+            if shown:  # cards the seat showed it lacks by what it chose to play (see _passed_over)
+                self.lacks[seat] = self.lacks[seat] | shown if self.free[seat] == 0 else shown
+                self.free[seat] = 0
             if cards:
                 top = cards[-1]
                 self.suit = e.get("suit") or top[-1]
@@ -291,6 +320,7 @@ class Memory:
                 self.pendA = top[0] == "A"
         elif a == "draw":
             n = int(e.get("n", 0))
+            noted = (self.suit, self.discard[-1], 2 if self.pend7 else 0, self.pendA)
             chained = prev[0] == "turnover" and self._chain == seat  # the same draw, split by a turnover
             if seat in self.lacks and not chained and self.suit is not None:
                 # What a seat drawing instead of playing shows (P5–P7): it held no 7 on a 7, else
@@ -311,13 +341,30 @@ class Memory:
                     self.known[seat].update(c for c in got if c is not None)
             if seat in self.free:
                 self.free[seat] += sum(1 for c in got if c is None)
+            if seat in self.since:  # a choice too (P5, P6), unless it is the rest of one split by a turnover
+                choice = not chained and noted[0] is not None and noted[1] is not None
+                self._choice(seat, "draw" if choice else "drawn", ",".join(c for c in got if c is not None), n, noted)
+                self.counts[seat] += n
         elif a == "stand":
             if seat in self.lacks:
                 self.lacks[seat], self.free[seat] = _ACES, 0
+            if seat in self.since and self.suit is not None and self.discard[-1] is not None:
+                self._choice(seat, "stand", None, None)
             self.pendA = False
         elif a == "turnover":
             self.stock = self.discard[:-1]
             self.discard = self.discard[-1:]
+
+    def _choice(self, seat: str, kind: str, card: str | None, named: Any, noted: tuple | None = None) -> None:
+        """Note a seat's choice (``kind`` play / stand / draw, or ``drawn``: the rest of a draw split by
+        a turnover) and the public situation it was made in (suit in play, top card, a pending 7 or
+        Ace, the next seat's card count). ``card``: the card played, or for a draw the cards drawn
+        that were known (a turned-over stock, P9), comma-joined; ``named``: a Queen's suit, or the
+        number of cards drawn. :func:`_mismatches` rebuilds the hand each choice was made from."""
+        i = self.players.index(seat)
+        nxt = self.players[(i + 1) % len(self.players)]
+        suit, top, pd, ps = noted or (self.suit, self.discard[-1], 2 if self.pend7 else 0, self.pendA)
+        self.since[seat].append((kind, card, named, suit, top, pd, ps, self.counts.get(nxt, 0)))
 
     # ---------------------------------------------------------------- Penki
     def _first_fit(self, seat: str, card: str) -> str | None:
@@ -386,6 +433,31 @@ class Memory:
             for p in e.get("caught") or ():
                 self.candidates.pop(p, None)
                 self.caught[p] = self.caught.get(p, 0) + 1
+
+
+def _passed_over(card: str, suit: str, top: str | None) -> frozenset[str]:
+    """The cards a seat playing ``card`` on a spent top (``top``, suit in play ``suit``) showed it
+    lacks, if it plays as people mostly do and the regular heuristic always does (P5, P8, P12):
+    it sheds the plain card worth most that fits, so nothing plain that fits and is worth more;
+    a 7 rather than a fitting Ace, which is worth more; a Queen only when no other card fits.
+    (A 7 or an Ace may also go first to hold back a next player down to one card, so they
+    show nothing about plain cards.) Like the draws' inference, a guess from public moves only:
+    a deal that cannot honour it is dealt without it (:meth:`_PrsiWorld._hands`)."""
+    top_rank = top[:-1] if top else None
+    r = card[:-1]
+    return _fits_above(card, r, suit, top_rank) - {top}
+
+
+def _fits_above(card: str, r: str, suit: str, top_rank: str | None) -> frozenset[str]:
+    if r == "Q":
+        return frozenset(c for c in PRSI_PACK if c[0] != "Q" and (c[-1] == suit or c[:-1] == top_rank))
+    if r == "7":
+        return frozenset(c for c in _ACES if c[-1] == suit or c[:-1] == top_rank)
+    if r == "A":
+        return frozenset()
+    worth = _POINTS[r]
+    return frozenset(c for c in PRSI_PACK if c[0] not in "7AQ" and _POINTS[c[:-1]] > worth
+                     and (c[-1] == suit or c[:-1] == top_rank))
 
 
 def _pop(pile: list[str] | None) -> None:
@@ -585,6 +657,13 @@ class _PrsiWorld:
         self.plain = inferred  # house rules: the fast playouts (:func:`_fs_round`) apply
         self.lacks = {p: mem.lacks.get(p, frozenset()) if inferred else frozenset() for p in known}
         self.free = {p: mem.free.get(p, 0) for p in known}
+        # The choices each opponent made since its last draw, checked against a deal (:func:`_mismatches`)
+        # when the memory read the round from its deal and its card counts square with the view.
+        counted = inferred and mem.counted and not mem.partial and all(
+            mem.counts.get(p) == counts[p] for p in counts)
+        self.since = {p: list(mem.since.get(p, ())) for p in known} if counted else {}
+        self.cost = 0  # simulated actions spent on checking deals, charged to the search's budget
+        self._cands: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
         holes = discard.count(None) + stock.count(None) + sum(counts[p] - len(k) for p, k in known.items())
         self.ok = holes == len(self.pool)
         self.rules = engine.rules("prsi")
@@ -594,22 +673,89 @@ class _PrsiWorld:
         hands: dict[str, list[str]] = {}
         order = list(self.known)
         rng.shuffle(order)
+        taken: set[str] = set()
         for p in order:
             need = self.counts[p] - len(self.known[p])
-            lacks, allowed = self.lacks[p], self.free[p]
+            lacks = self.lacks[p]
+            since = self.since.get(p)
+            if since:
+                got = self._candidate(p, taken, rng)
+                if got is not None:
+                    hands[p] = [*self.known[p], *got]
+                    taken.update(got)
+                    pool = [c for c in pool if c not in got]
+                    continue
+            best: tuple[int, list[str], list[str]] | None = None
+            for attempt in range(CHOICE_TRIES if since else 1):
+                if attempt:
+                    rng.shuffle(pool)
+                allowed = self.free[p]
+                got: list[str] = []
+                rest: list[str] = []
+                for c in pool:
+                    if len(got) < need and (c not in lacks or allowed > 0):
+                        allowed -= c in lacks
+                        got.append(c)
+                    else:
+                        rest.append(c)
+                if len(got) < need:
+                    break  # no shuffle changes which cards may go
+                bad = 0
+                if since:
+                    self.cost += 1 + len(since)
+                    bad = _mismatches([*self.known[p], *got], since, rng)
+                if best is None or bad < best[0]:
+                    best = (bad, got, rest)
+                if not bad:
+                    break
+            if best is None:
+                return None
+            hands[p] = [*self.known[p], *best[1]]
+            taken.update(best[1])
+            pool = best[2]
+        return hands, pool
+
+    def _candidate(self, p: str, taken: set[str], rng: random.Random) -> tuple[str, ...] | None:
+        """Unknown cards for ``p`` that explain its choices best (:func:`_mismatches`), none of
+        ``taken``: drawn from candidates proposed once per decision (a fresh deal of its unknown
+        cards each, lacks honoured as :meth:`_hands` does), so checking costs once, not per deal.
+        As every proposal is equally likely before the check, picking among those that pass and
+        fit beside the other seat's follows what the choices tell (about: few proposals)."""
+        cands = self._cands.get(p)
+        if cands is None:
+            cands = self._cands[p] = self._propose(p, rng)
+        best, choices = None, []
+        for bad, got in cands:
+            if best is not None and bad > best:
+                break
+            if taken.isdisjoint(got):
+                best = bad
+                choices.append(got)
+        return rng.choice(choices) if choices else None
+
+    def _propose(self, p: str, rng: random.Random) -> list[tuple[int, tuple[str, ...]]]:
+        since = self.since[p]
+        need = self.counts[p] - len(self.known[p])
+        lacks = self.lacks[p]
+        tries = min(CANDIDATES, max(CHOICE_TRIES, CHECK_BUDGET // (1 + len(since))))
+        pool = self.pool[:]
+        out = []
+        for _ in range(tries):
+            rng.shuffle(pool)
+            allowed = self.free[p]
             got: list[str] = []
-            rest: list[str] = []
             for c in pool:
-                if len(got) < need and (c not in lacks or allowed > 0):
+                if len(got) == need:
+                    break
+                if c not in lacks or allowed > 0:
                     allowed -= c in lacks
                     got.append(c)
-                else:
-                    rest.append(c)
             if len(got) < need:
-                return None
-            hands[p] = [*self.known[p], *got]
-            pool = rest
-        return hands, pool
+                return []
+            self.cost += 1 + len(since)
+            out.append((_mismatches([*self.known[p], *got], since, rng), tuple(got)))
+        out.sort(key=lambda x: x[0])
+        return out
 
     def raw(self, rng: random.Random) -> tuple[dict[str, list[str]], list[str], list[str]]:
         """A fresh consistent deal of the hidden cards: (hands by seat, discard pile, stock top first)."""
@@ -650,6 +796,59 @@ class _PrsiWorld:
         return {p: [*k, *(next(it) for _ in range(self.counts[p] - len(k)))] for p, k in self.known.items()}
 
 
+CHOICE_TRIES = 16  # deals of one opponent's unknown cards tried for one that squares with its choices
+CANDIDATES = 160  # at most so many proposals per opponent and decision (:meth:`_PrsiWorld._candidate`) …
+CHECK_BUDGET = 2400  # … and at most about so many simulated actions' worth of checks
+
+
+def _mismatches(hand: list[str], since: Sequence[tuple], rng: random.Random) -> int:
+    """How many of a seat's noted choices (:meth:`Memory._choice`, oldest first) the regular
+    heuristic would not have made holding ``hand`` now plus the cards it played since each:
+    0 for a deal that explains every choice. Of two Queens the one played counts as the
+    heuristic's (which goes first is the hand's order, unknown); its named suit must match. The expert prefers deals
+    that explain what it saw (a person would reason so: "he played the 8, so no 9 or 10 of
+    it"); a seat that plays otherwise only makes the preference a poorer guess."""
+    h = list(hand)
+    bad = 0
+    older = [c for x in since if x[0] in ("draw", "drawn") and x[1] for c in x[1].split(",")]
+    for kind, card, named, suit, top, pd, ps, nc in reversed(since):
+        if kind == "play":
+            if card[0] == "Q":
+                h.insert(0, card)  # the heuristic's Queen is the hand's first
+            else:
+                h.append(card)
+        elif kind != "stand":  # a draw: take back what it drew, the unknown cards at random of those it may be
+            seen = card.split(",") if card else []
+            for c in seen:
+                older.remove(c)
+                if c in h:
+                    h.remove(c)
+            unseen = [c for c in h if c not in older]
+            k = named - len(seen)
+            if kind == "draw":  # what would have been played instead must have come with the draw
+                must = [c for c in unseen if c[0] == "7"] if pd else [
+                    c for c in unseen if c[0] == "Q" or c[-1] == suit or c[0] == top[0]]
+                if must and len(must) <= k:
+                    for c in must:
+                        h.remove(c)
+                        unseen.remove(c)
+                    k -= len(must)
+            if k > len(unseen):
+                return bad + len(since)
+            for c in rng.sample(unseen, k):
+                h.remove(c)
+            if kind == "drawn":
+                continue
+        k2, c2, n2 = _fs_policy(h, nc, top, suit, pd, ps, True)
+        if kind == "draw":
+            bad += k2 != "draw"
+        elif kind == "stand":
+            bad += k2 != "stand"
+        else:
+            bad += k2 != "play" or c2 != card or (named is not None and n2 != named)
+    return bad
+
+
 ROLLOUT_CAP = 400  # actions; a rollout longer than this is scored where it stands
 ENGINE_STEP_COST = 8  # a Prší engine action (table variants) costs about this many fast playout actions
 DEAL_COST, ROLLOUT_COST = 20, 3  # a fresh deal and a rollout's set-up, in simulated actions
@@ -681,7 +880,8 @@ def _prsi_rollout(state: Any, me: str) -> tuple[float, int]:
 
 
 def _search(legal: list[dict[str, Any]], world_deal, evaluate, iterations: int, budget: int,
-            rng: random.Random, default: int, confidence: float) -> tuple[dict[str, Any], int]:
+            rng: random.Random, default: int, confidence: float, deal_cost=None,
+            prune: float = 0.0) -> tuple[dict[str, Any], int]:
     """Determinized Monte Carlo with common deals: each round of the search deals the hidden
     cards afresh (consistent with the view and the log), plays every candidate action on
     that same deal and plays each out (``evaluate(world, k)`` → (value, actions simulated)).
@@ -693,41 +893,67 @@ def _search(legal: list[dict[str, Any]], world_deal, evaluate, iterations: int, 
     ``iterations`` caps the rollouts; ``budget`` caps the simulated actions (the CPU cost:
     a deterministic count, so the same view always gives the same decision, whatever the
     machine's load): no new deal is started that would, at the average so far, overrun it;
-    the first one always runs. Returns (action, rollouts made)."""
+    the first one always runs; ``deal_cost()`` is what checking the last deal cost. ``prune``
+    (0: never): every :data:`PRUNE_EVERY` deals, an action behind the leader by more than
+    ``prune`` standard errors of their paired difference is played out no more (never the
+    heuristic's), so the budget goes to the actions still in the running. Returns (action,
+    rollouts made)."""
     n = len(legal)
     values: list[list[float]] = [[] for _ in range(n)]
+    active = list(range(n))
     done = steps = deals = 0
-    while done + n <= max(iterations, n):
+    while done + len(active) <= max(iterations, n):
         if deals and steps + steps / deals > budget:
             break
         world = world_deal(rng)
-        steps += DEAL_COST
-        for k in range(n):
+        steps += DEAL_COST + (deal_cost() if deal_cost is not None else 0)
+        for k in active:
             v, st = evaluate(world, k)
             values[k].append(v)
             steps += st + ROLLOUT_COST
-        done += n
+        done += len(active)
         deals += 1
+        if prune and len(active) > 2 and deals % PRUNE_EVERY == 0:
+            means = {k: sum(values[k]) / deals for k in active}
+            lead = max(active, key=lambda k: (means[k], k == default))
+            keep = []
+            for k in active:
+                if k in (lead, default):
+                    keep.append(k)
+                    continue
+                mean, se = _paired(values[k], values[lead])
+                if mean + prune * se >= 0:
+                    keep.append(k)
+            active = keep
     base = values[default]
     best, best_score = default, 0.0
-    for k in range(n):
+    for k in active:
         if k == default:
             continue
-        diffs = [a - b for a, b in zip(values[k], base, strict=True)]
-        mean = sum(diffs) / deals
-        if deals > 1:
-            var = sum((d - mean) ** 2 for d in diffs) / (deals - 1)
-            score = mean - confidence * math.sqrt(var / deals)
-        else:
-            score = mean
+        mean, se = _paired(values[k], base)
+        score = mean - confidence * se
         if score > best_score:
             best, best_score = k, score
     return legal[best], done
 
 
+PRUNE_EVERY = 12
+
+
+def _paired(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    """Mean and standard error of the paired differences x − y (0 standard error for one pair)."""
+    diffs = [a - b for a, b in zip(xs, ys, strict=True)]
+    m = len(diffs)
+    mean = sum(diffs) / m
+    if m < 2:
+        return mean, 0.0
+    return mean, math.sqrt(sum((d - mean) ** 2 for d in diffs) / (m - 1) / m)
+
+
 # Standard errors by which a searched action must beat the heuristic's: Prší's round balances
 # swing by tens of points from deal to deal, Penki's places are steadier and its search sees more.
 PRSI_CONFIDENCE, PENKI_CONFIDENCE = 1.0, 0.0
+PRSI_PRUNE = 3.0  # Prší: an action this many standard errors behind the leader is dropped (Penki: none)
 
 
 def _prsi_search(view: Mapping[str, Any], mem: Memory, lv: Level, seed: int,
@@ -754,7 +980,11 @@ def _prsi_search(view: Mapping[str, Any], mem: Memory, lv: Level, seed: int,
             hands, discard, stock = world.raw(r)
             return [hands[p] for p in ids], stock, discard
 
-        return _search(legal, deal, evaluate, lv.iterations, budget, rng, default, PRSI_CONFIDENCE)
+        def cost() -> int:
+            spent, world.cost = world.cost, 0
+            return spent
+
+        return _search(legal, deal, evaluate, lv.iterations, budget, rng, default, PRSI_CONFIDENCE, cost, PRSI_PRUNE)
 
     def evaluate_engine(state: Any, k: int) -> tuple[float, int]:
         try:
@@ -792,9 +1022,19 @@ def _fs_draw(hand: list[str], stock: list[str], discard: list[str], count: int) 
     return stock, discard
 
 
-def _fs_suit_count(hand: list[str], card: str) -> int:
-    s = card[-1]
-    return sum(1 for c in hand if c[-1] == s) - 1
+_FS_PTS = {c: _POINTS[c[:-1]] for c in PRSI_PACK}
+_FS_ORD = {c: i for i, c in enumerate(sorted(PRSI_PACK))}  # the card's own order, the last tie-break
+
+
+def _fs_best(hand: list[str], cands: list[str], by_points: bool) -> str:
+    """``max(cands)`` by (points if ``by_points``, cards of its suit left in hand, the card):
+    the regular heuristic's choice, without building a key per card when points decide."""
+    if by_points:
+        top = max(_FS_PTS[c] for c in cands)
+        cands = [c for c in cands if _FS_PTS[c] == top]
+    if len(cands) == 1:
+        return cands[0]
+    return max(cands, key=lambda c: (sum(1 for x in hand if x[-1] == c[-1]), _FS_ORD[c]))
 
 
 def _fs_policy(hand: list[str], next_cards: int, top: str, suit: str, pd: int, ps: bool,
@@ -804,30 +1044,44 @@ def _fs_policy(hand: list[str], next_cards: int, top: str, suit: str, pd: int, p
         want = "7" if pd else "A"
         options = [c for c in hand if c[0] == want]
         if options:
-            return "play", max(options, key=lambda c: (_fs_suit_count(hand, c), c)), None
+            return "play", _fs_best(hand, options, False), None
         return ("draw" if pd else "stand"), None, None
     tr = top[0]
-    playable = [c for c in hand if c[0] == "Q" or c[-1] == suit or c[0] == tr]
-    if not playable:
-        return ("draw" if can_draw else "pass"), None, None
-    answers = [c for c in playable if c[0] in "7A"]
+    plain: list[str] = []
+    answers: list[str] = []
+    queen = None
+    for c in hand:
+        r = c[0]
+        if r == "Q":
+            if queen is None:
+                queen = c
+        elif c[-1] == suit or r == tr:
+            if r == "7" or r == "A":
+                answers.append(c)
+            else:
+                plain.append(c)
     if answers and next_cards == 1:
-        return "play", max(answers, key=lambda c: (_POINTS[c[:-1]], _fs_suit_count(hand, c), c)), None
-    plain = [c for c in playable if c[0] not in "7AQ"]
+        return "play", _fs_best(hand, answers, True), None
     if plain:
-        return "play", max(plain, key=lambda c: (_POINTS[c[:-1]], _fs_suit_count(hand, c), c)), None
+        return "play", _fs_best(hand, plain, True), None
     if answers:
-        return "play", max(answers, key=lambda c: (_POINTS[c[:-1]], _fs_suit_count(hand, c), c)), None
-    queen = playable[0]
+        return "play", _fs_best(hand, answers, True), None
+    if queen is None:
+        return ("draw" if can_draw else "pass"), None, None
     if len(hand) == 1:
         return "play", queen, None
+    return "play", queen, _fs_name(hand, queen)
+
+
+def _fs_name(hand: list[str], queen: str) -> str:
+    """The suit a Queen names (P8): the longest of the rest of the hand, then the one worth most."""
     rest = [c for c in hand if c != queen and c[0] != "Q"] or [c for c in hand if c != queen]
     counts = dict.fromkeys(SUITS, 0)
     worth = dict.fromkeys(SUITS, 0)
     for c in rest:
         counts[c[-1]] += 1
-        worth[c[-1]] += _POINTS[c[:-1]]
-    return "play", queen, max(SUITS, key=lambda x: (counts[x], worth[x], -SUITS.index(x)))
+        worth[c[-1]] += _FS_PTS[c]
+    return max(SUITS, key=lambda x: (counts[x], worth[x], -SUITS.index(x)))
 
 
 def _fs_round(hands: list[list[str]], stock: list[str], discard: list[str], suit: str, pd: int, ps: bool,

@@ -324,3 +324,56 @@ def test_full_expert_never_peeks_and_is_deterministic():
                 assert decide(engine.view(other, seat), log, level="expert", seed=9) == d
                 checked += 1
     assert checked >= 6
+
+
+def test_prsi_memory_infers_what_a_choice_shows_from_the_public_log_only():
+    # Issue 24 item 6: a seat that sheds a Jack where an 8 was on top (hearts in play) shows it
+    # held no fitting plain card worth more (the regular heuristic sheds the most points first);
+    # a Queen shows nothing else fitted. Read from the public events alone.
+    log = [{"a": "deal", "round": 1, "dealer": "c"}, {"a": "play", "seat": "a", "card": "8h"},
+           {"a": "play", "seat": "b", "card": "Jh"}]
+    mem = Memory("prsi", "c", SEATS).update(log)
+    assert mem.lacks["b"] == {"9h", "10h", "Kh", "8s", "8d", "8c"}
+    assert mem.since["b"] == [("play", "Jh", None, "h", "8h", 0, False, 4)]
+    mem.update([*log, {"a": "play", "seat": "c", "card": "Qs", "suit": "d"}, {"a": "draw", "seat": "a", "n": 1},
+                {"a": "play", "seat": "b", "card": "Qh", "suit": "c"}])
+    assert {"7d", "8d", "9d", "10d", "Jd", "Kd", "Ad", "Qs"} - {"Qs"} <= mem.lacks["b"]
+    assert mem.since["a"][-1] == ("draw", "", 1, "d", "Qs", 0, False, 3) and mem.counts == {"a": 4, "b": 2, "c": 3}
+
+
+@pytest.mark.parametrize("seed", [4, 9, 11])
+def test_prsi_inference_is_true_of_a_regular_seat_and_blind_to_hidden_cards(seed):
+    # What the memory infers from choices (lacks, and the choices since a seat's last draw) holds
+    # for the real hands of seats that play the regular heuristic without slips; and it is the
+    # same whatever the hidden cards are: the expert's deals and decision do not change when the
+    # cards the seat cannot see are dealt again (a peek at them would change them).
+    steady = replace(LEVELS["regular"], slip=0.0)
+    state = engine.new_game("prsi", list(SEATS), seed=seed)
+    log = [dict(e) for e in state.last]
+    checked = 0
+    for step in range(160):
+        if state.over:
+            break
+        seat = state.to_move
+        if step % 3 == 0:
+            mem = Memory("prsi", seat, SEATS).update(log)
+            for p in SEATS:
+                if p == seat:
+                    continue
+                hand = list(state.hand(p))
+                assert sum(c in mem.lacks[p] and c not in mem.known[p] for c in hand) <= mem.free[p]
+                assert min(players._mismatches(hand, mem.since[p], random.Random(k)) for k in range(300)) == 0
+            view = engine.view(state, seat)
+            if players.searches(view, "expert"):
+                other = redealt(state, seat, random.Random(step))
+                world = players._PrsiWorld(view, mem)
+                again = players._PrsiWorld(engine.view(other, seat), Memory("prsi", seat, SEATS).update(log))
+                assert world.since == again.since and world.lacks == again.lacks and world.pool == again.pool
+                assert decide(view, log, level=QUICK["expert"], seed=2) == decide(
+                    engine.view(other, seat), log, level=QUICK["expert"], seed=2)
+            checked += 1
+        d = decide(engine.view(state, seat), log, level=steady, seed=seed)
+        res = engine.apply(state, seat, d.action)
+        state = res.state
+        log.extend(res.events)
+    assert checked >= 5
