@@ -453,7 +453,8 @@ class Table:
         texts = [c.text or "" for c in api.sent_messages(self.chat_id)]
         begins = sum(1 for t in texts if "the game begins" in t)
         finals = sum(1 for t in texts if "final table" in t)
-        round_nos = [int(m.group(1)) for t in texts if (m := re.search(r"round (\d+)/\d+ is over", t))]
+        # (a post may tell several rounds: results queued behind the chat's budget are merged, issue 28)
+        round_nos = [int(n) for t in texts for n in re.findall(r"round (\d+)/\d+ is over", t)]
         want_rounds = list(range(1, rounds + 1))
         lost_posts = (begins == 0) + (finals == 0) + len(set(want_rounds) - set(round_nos))
         doubled_posts = max(0, begins - 1) + max(0, finals - 1) + sum(
